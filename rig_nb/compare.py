@@ -1,0 +1,262 @@
+"""Run the same scenarios against several endpoints and get one DataFrame back.
+
+    df = compare([Endpoint("vllm", "http://gpu:8000/v1", "qwen3"),
+                  Endpoint("ollama", "http://localhost:11434", "qwen3:4b")])
+
+One row per (endpoint, scenario), in endpoint order then scenario order. A
+scenario is plain data (`Scenario`); add your own to `DEFAULT_SCENARIOS` or
+pass a list. A failing endpoint is a row with its error, never an exception
+that loses the other rows. The key never reaches a repr or the DataFrame.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .client import Client
+from .content import decode_json_object
+from .errors import RigError
+from .loop import RunRequest
+from .tool import Tool
+from .trace import Trace
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "COLUMNS",
+    "DEFAULT_SCENARIOS",
+    "RUNNERS",
+    "Endpoint",
+    "Scenario",
+    "ScenarioResult",
+    "compare",
+    "run_scenario",
+]
+
+COLUMNS = [
+    "endpoint",
+    "model",
+    "scenario",
+    "outcome",
+    "error",
+    "reasoning_shapes",
+    "iterations",
+    "tool_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_s",
+]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """An OpenAI-compatible endpoint to compare: a display name, its base URL, a model."""
+
+    name: str
+    base_url: str
+    model: str
+    api_key: str = field(default="", repr=False)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One check run against every endpoint.
+
+    kind "probe" calls `Client.probe_tool_calling(model, tool_choice=...)`;
+    kind "run" runs the tool loop with the prompt, tools and budget given here.
+    `expect_json` decodes the final text with `decode_json_object`;
+    `require_tool_call` counts a run that never called a tool as a failure.
+    Other kinds can be added to `RUNNERS`.
+    """
+
+    name: str
+    kind: str = "run"
+    prompt: str = ""
+    system: str = ""
+    max_tokens: int = 1024
+    tools: tuple[Tool, ...] = ()
+    max_iterations: int = 0
+    tool_choice: str | None = "auto"
+    expect_json: bool = False
+    require_tool_call: bool = False
+
+
+@dataclass
+class ScenarioResult:
+    """What one (endpoint, scenario) pair produced; `trace` is None for a probe."""
+
+    outcome: str
+    error: str = ""
+    trace: Trace | None = None
+    latency_s: float = 0.0
+
+
+def _add(args: dict[str, Any]) -> str:
+    return str(int(args["a"]) + int(args["b"]))
+
+
+ADD_TOOL = Tool(
+    name="add",
+    description="Add two integers and return the sum.",
+    input_schema={
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+    },
+    run=_add,
+)
+
+DEFAULT_SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("probe", kind="probe"),
+    Scenario(
+        "plain answer",
+        prompt="What is the capital of France? Answer in one short sentence.",
+    ),
+    Scenario(
+        "json answer",
+        system="Answer with a single JSON object and nothing else.",
+        prompt='Give the capital of France as {"country": ..., "capital": ...}.',
+        expect_json=True,
+    ),
+    Scenario(
+        "tool round trip",
+        prompt="Use the add tool to add 17 and 25, then say the result.",
+        tools=(ADD_TOOL,),
+        max_iterations=4,
+        require_tool_call=True,
+    ),
+    Scenario(
+        "small budget",
+        prompt="Think it through step by step: what is 17 * 23?",
+        max_tokens=16,
+    ),
+)
+
+Runner = Callable[[Client, Endpoint, Scenario], ScenarioResult]
+
+
+def _error_text(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _probe(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioResult:
+    try:
+        client.probe_tool_calling(endpoint.model, tool_choice=scenario.tool_choice)
+    except RigError as exc:
+        return ScenarioResult(type(exc).__name__, _error_text(exc))
+    return ScenarioResult("ok")
+
+
+def _run(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioResult:
+    trace = Trace()
+    request = RunRequest(
+        model=endpoint.model,
+        max_tokens=scenario.max_tokens,
+        system=scenario.system,
+        prompt=scenario.prompt,
+        tools=scenario.tools,
+        max_iterations=scenario.max_iterations,
+        tool_choice=scenario.tool_choice,
+    )
+    try:
+        result = client.run(request, trace=trace)
+    except RigError as exc:
+        return ScenarioResult(type(exc).__name__, _error_text(exc), exc.trace or trace)
+    if scenario.require_tool_call and result.tool_calls == 0:
+        return ScenarioResult(
+            "NoToolCallingError", "the run finished without calling a tool", result.trace
+        )
+    if scenario.expect_json:
+        try:
+            decode_json_object(result.text)
+        except RigError as exc:
+            return ScenarioResult(type(exc).__name__, _error_text(exc), result.trace)
+    return ScenarioResult("ok", "", result.trace)
+
+
+RUNNERS: dict[str, Runner] = {"probe": _probe, "run": _run}
+
+
+def _scrub(text: str, endpoint: Endpoint) -> str:
+    # Defence in depth: errors from outside the library (a bad base URL, a user
+    # runner) could quote the endpoint; the key and the URL never reach a row.
+    for secret in (endpoint.api_key, endpoint.base_url):
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def run_scenario(endpoint: Endpoint, scenario: Scenario, *, timeout: float = 120.0) -> ScenarioResult:
+    """Run one scenario against one endpoint; every failure becomes the result's outcome."""
+    runner = RUNNERS.get(scenario.kind)
+    start = time.perf_counter()
+    try:
+        if runner is None:
+            raise ValueError(f"unknown scenario kind {scenario.kind!r}")
+        with Client(endpoint.base_url, endpoint.api_key, timeout=timeout) as client:
+            result = runner(client, endpoint, scenario)
+    except Exception as exc:  # one broken endpoint must not lose the other rows
+        result = ScenarioResult(type(exc).__name__, _error_text(exc))
+    result.latency_s = time.perf_counter() - start
+    result.error = _scrub(result.error, endpoint)
+    return result
+
+
+def _row(endpoint: Endpoint, scenario: Scenario, result: ScenarioResult) -> dict[str, Any]:
+    trace = result.trace
+    row: dict[str, Any] = {
+        "endpoint": endpoint.name,
+        "model": endpoint.model,
+        "scenario": scenario.name,
+        "outcome": result.outcome,
+        "error": result.error,
+        "reasoning_shapes": "",
+        "iterations": None,
+        "tool_calls": None,
+        "prompt_tokens": None,
+        "completion_tokens": None,
+        "latency_s": result.latency_s,
+    }
+    if trace is not None:
+        its = trace.iterations
+        row["reasoning_shapes"] = ",".join(it.reasoning_shape for it in its)
+        row["iterations"] = len(its)
+        row["tool_calls"] = sum(len(it.tool_calls) for it in its)
+        row["prompt_tokens"] = sum(it.usage.get("prompt_tokens", 0) for it in its)
+        row["completion_tokens"] = sum(it.usage.get("completion_tokens", 0) for it in its)
+    return row
+
+
+def compare(
+    endpoints: Iterable[Endpoint],
+    *,
+    scenarios: Sequence[Scenario] | None = None,
+    concurrency: int = 4,
+    timeout: float = 120.0,
+) -> pd.DataFrame:
+    """Run every scenario against every endpoint, `concurrency` pairs at a time.
+
+    Columns are `COLUMNS`; counts are nullable integers, empty for a probe
+    (it is one request outside the loop) and for a pair that failed before a
+    trace existed.
+    """
+    import pandas as pd
+
+    if concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
+    eps = list(endpoints)
+    scs = list(DEFAULT_SCENARIOS if scenarios is None else scenarios)
+    pairs = [(e, s) for e in eps for s in scs]
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        futures = [pool.submit(run_scenario, e, s, timeout=timeout) for e, s in pairs]
+        rows = [_row(e, s, f.result()) for (e, s), f in zip(pairs, futures, strict=True)]
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    for col in ("iterations", "tool_calls", "prompt_tokens", "completion_tokens"):
+        df[col] = df[col].astype("Int64")
+    df["latency_s"] = df["latency_s"].astype(float)
+    return df

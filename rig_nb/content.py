@@ -1,0 +1,223 @@
+"""Reasoning-leak handling: a port of kb's reasoning code (thinkBlockRe, decodeJSONObject).
+
+`strip_reasoning` keeps the seed's rules to the letter: closed ``<think>`` blocks
+go, a bare ``</think>`` drops everything through the last one, an unclosed
+``<think>`` drops everything from it on, and the rest is trimmed like Go's
+strings.TrimSpace. `reasoning_shape` names which of those rules applied.
+
+Go's RE2 is linear; Python's ``re`` backtracks, and ``(?s)<think>.*?</think>`` is
+quadratic on a reply of repeated ``<think>``. Both functions therefore scan
+with str.find and stay linear on any input.
+
+`decode_json_object` tries the whole reply, then every ``{`` offset, and keeps
+the longest object that parses. The reply is chosen by the endpoint, so that
+scan is bounded: it resumes past a candidate that parsed (an object nested in
+it is shorter) and stops once `_SCAN_BUDGET` characters in all were handed to
+the decoder. A megabyte of ``{"a":`` fits the response cap and is otherwise
+quadratic. Values follow Go's encoding/json: NaN and Infinity are syntax
+errors, a number out of float64 range fails the decode, and a lone UTF-16
+surrogate becomes U+FFFD.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from .errors import InvalidJSONError, NotJSONError
+
+__all__ = ["decode_json_object", "reasoning_shape", "strip_reasoning"]
+
+_OPEN = "<think>"
+_CLOSE = "</think>"
+
+# unicode.IsSpace as Go defines it (the White_Space property). Python's
+# str.strip() also strips \x1c-\x1f, which Go keeps.
+_GO_SPACE = (
+    "\t\n\v\f\r \x85\xa0\u1680"
+    "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+
+# Characters handed to the decoder over one scan; a reply fits the 1 MiB
+# response cap, so an honest reply never reaches it.
+_SCAN_BUDGET = 4 << 20
+
+_JSON_SPACE = " \t\n\r"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _strip(s: str) -> tuple[str, bool, bool, bool]:
+    """The seed's rules in order; returns the text and which rules applied."""
+    # Leftmost, non-greedy, non-overlapping, like RE2's ReplaceAllString. A
+    # <think> with no </think> after it means no later <think> has one either.
+    parts: list[str] = []
+    pos = 0
+    while True:
+        start = s.find(_OPEN, pos)
+        if start < 0:
+            break
+        end = s.find(_CLOSE, start + len(_OPEN))
+        if end < 0:
+            break
+        parts.append(s[pos:start])
+        pos = end + len(_CLOSE)
+    closed = bool(parts)
+    if closed:
+        parts.append(s[pos:])
+        s = "".join(parts)
+
+    last = s.rfind(_CLOSE)
+    unopened = last >= 0
+    if unopened:
+        s = s[last + len(_CLOSE) :]
+
+    first = s.find(_OPEN)
+    unclosed = first >= 0
+    if unclosed:
+        s = s[:first]
+
+    return s.strip(_GO_SPACE), closed, unopened, unclosed
+
+
+def strip_reasoning(s: str) -> str:
+    """Drop leaked reasoning from a reply and trim it, as the seed's StripReasoning."""
+    return _strip(s)[0]
+
+
+def reasoning_shape(s: str) -> str:
+    """Name the rules `strip_reasoning` applies to s: closed, unopened, unclosed, or none."""
+    _, closed, unopened, unclosed = _strip(s)
+    names = [
+        name
+        for name, applied in (("closed", closed), ("unopened", unopened), ("unclosed", unclosed))
+        if applied
+    ]
+    return "+".join(names) if names else "none"
+
+
+class _GoDecoder:
+    """json.JSONDecoder with Go's value rules; `rejected` marks a value Go refuses."""
+
+    def __init__(self) -> None:
+        self.rejected = False
+        self._decoder = json.JSONDecoder(
+            parse_float=self._parse_float,
+            parse_int=self._parse_int,
+            parse_constant=self._parse_constant,
+        )
+
+    # The hooks flag instead of raising: an exception out of the C scanner
+    # carries no position, and the scan budget needs one.
+    def _parse_float(self, text: str) -> float:
+        value = float(text)
+        if math.isinf(value):
+            self.rejected = True
+        return value
+
+    def _parse_int(self, text: str) -> int:
+        # Go decodes every number as float64; past its range the decode fails.
+        if math.isinf(float(text)):
+            self.rejected = True
+            return 0
+        return int(text)
+
+    def _parse_constant(self, text: str) -> None:
+        self.rejected = True
+
+    def whole(self, s: str) -> Any:
+        self.rejected = False
+        return self._decoder.decode(s)
+
+    def at(self, s: str, start: int) -> tuple[Any, int]:
+        self.rejected = False
+        return self._decoder.raw_decode(s, start)
+
+
+def _scrub(s: str) -> str:
+    return _SURROGATE.sub("\ufffd", s) if _SURROGATE.search(s) else s
+
+
+def _go_strings(root: dict[str, Any]) -> dict[str, Any]:
+    """Replace lone surrogates as Go's decoder does, in place; iterative, any depth."""
+    stack: list[Any] = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            items = list(node.items())
+            if any(_SURROGATE.search(key) for key, _ in items):
+                node.clear()
+                for key, value in items:
+                    node[_scrub(key)] = value
+            for key, value in node.items():
+                if isinstance(value, str):
+                    node[key] = _scrub(value)
+                elif isinstance(value, (dict, list)):
+                    stack.append(value)
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                if isinstance(value, str):
+                    node[index] = _scrub(value)
+                elif isinstance(value, (dict, list)):
+                    stack.append(value)
+    return root
+
+
+def decode_json_object(s: str) -> dict[str, Any]:
+    """Decode the JSON object in a reply, as the seed's DecodeJSONObject.
+
+    Raises NotJSONError when the stripped reply holds no '{', InvalidJSONError
+    when no candidate decodes to an object; nothing else escapes.
+    """
+    s = strip_reasoning(s)
+    decoder = _GoDecoder()
+
+    # RecursionError: Python's scanner nests on the C stack, Go's does not.
+    try:
+        value = decoder.whole(s)
+    except (RecursionError, ValueError):
+        pass
+    else:
+        if not decoder.rejected:
+            # Go's json.Unmarshal leaves a map nil, with no error, for null.
+            if value is None:
+                return {}
+            if isinstance(value, dict):
+                return _go_strings(value)
+
+    start = s.find("{")
+    if start < 0:
+        raise NotJSONError()
+
+    best: dict[str, Any] | None = None
+    best_len = 0
+    budget = _SCAN_BUDGET
+    while start >= 0 and budget > 0:
+        try:
+            value, end = decoder.at(s, start)
+        except json.JSONDecodeError as err:
+            # This error names where the string began, not where the scan stopped.
+            if err.msg.startswith("Unterminated string"):
+                budget -= len(s) - start
+            else:
+                budget -= err.pos - start + 1
+            start = s.find("{", start + 1)
+            continue
+        except (RecursionError, ValueError):
+            # No position comes with these; charge the rest of the input.
+            budget -= len(s) - start
+            start = s.find("{", start + 1)
+            continue
+        budget -= end - start
+        if decoder.rejected or not isinstance(value, dict):
+            start = s.find("{", start + 1)
+            continue
+        if end - start > best_len:
+            best, best_len = value, end - start
+        start = s.find("{", end)
+
+    if best is None:
+        raise InvalidJSONError()
+    return _go_strings(best)
