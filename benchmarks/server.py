@@ -7,7 +7,8 @@ Each reply is decided from the request alone, so any client's loop gets the
 same work:
 - no assistant turn yet and a tool named `add` offered: call `add(2, 2)`;
 - otherwise the final answer: `final_answer(answer="4")` as a tool call when
-  such a tool is offered (smolagents answers only through it), else text "4".
+  such a tool is offered (smolagents answers only through it), else text "4"
+  (a JSON object when the first message asks for JSON).
 A request whose tools include other names (compare scenarios) gets a call to
 the first offered tool with arguments built from its schema's required keys.
 """
@@ -65,6 +66,8 @@ class BenchServer(LoopbackServer):
         elif not answered and tools:
             name, schema = next(iter(tools.items()))
             reply = chat_reply(tool_calls=[_call(call_id, name, _arguments(schema))])
+        elif "json" in json.dumps(messages[:1]).lower():
+            reply = chat_reply('{"country": "France", "capital": "Paris"}')
         else:
             reply = chat_reply("4")
         return Reply(reply, delay=self.delay) if self.delay else reply

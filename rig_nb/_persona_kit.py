@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -200,7 +200,8 @@ class Turn:
         base: dict[str, Any] = {}
         strings: list[str] = []
         for name in wanted:
-            schema = props.get(name) if isinstance(props.get(name), dict) else {}
+            found = props.get(name)
+            schema: Mapping[str, Any] = found if isinstance(found, dict) else {}
             kind = schema.get("type")
             if isinstance(schema.get("enum"), list) and schema["enum"]:
                 base[name] = schema["enum"][0]
@@ -246,7 +247,7 @@ class Turn:
             if not self.calls:
                 tools = ", ".join(t.name for t in self.tools)
                 return (
-                    f'Okay, the user asks: "{ask}". I have these tools: {tools}. '
+                    f'Okay, the user asks "{ask}" and I have these tools: {tools}. '
                     f"I should not guess live values, so first I need {wants}. "
                     "Let me call the tool."
                 )
@@ -259,7 +260,7 @@ class Turn:
                 "so I will summarise them for the user in a few sentences."
             )
         return (
-            f'Okay, the user asks: "{ask}". I do not need a tool for this, '
+            f'Okay, the user asks "{ask}" and I do not need a tool for this, '
             "so I will answer directly and keep it short."
         )
 
@@ -329,7 +330,7 @@ class Said:
     """
 
     content: str | None = None
-    tool_calls: list[tuple[str, dict[str, Any] | str]] = field(default_factory=list)
+    tool_calls: Sequence[tuple[str, Mapping[str, Any] | str]] = ()
     reasoning_content: str | None = None
     reasoning: str | None = None
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .client import Client
 from .content import decode_json_object
@@ -88,7 +88,7 @@ class Scenario:
 
 @dataclass
 class ScenarioResult:
-    """What one (endpoint, scenario) pair produced; `trace` is None for a probe."""
+    """What one (endpoint, scenario) pair produced; `trace` is None if no request was made."""
 
     outcome: str
     error: str = ""
@@ -145,11 +145,12 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _probe(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioResult:
+    trace = Trace()
     try:
-        client.probe_tool_calling(endpoint.model, tool_choice=scenario.tool_choice)
+        client.probe_tool_calling(endpoint.model, tool_choice=scenario.tool_choice, trace=trace)
     except RigError as exc:
-        return ScenarioResult(type(exc).__name__, _error_text(exc))
-    return ScenarioResult("ok")
+        return ScenarioResult(type(exc).__name__, _error_text(exc), trace)
+    return ScenarioResult("ok", "", trace)
 
 
 def _run(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioResult:
@@ -191,7 +192,9 @@ def _scrub(text: str, endpoint: Endpoint) -> str:
     return text
 
 
-def run_scenario(endpoint: Endpoint, scenario: Scenario, *, timeout: float = 120.0) -> ScenarioResult:
+def run_scenario(
+    endpoint: Endpoint, scenario: Scenario, *, timeout: float = 120.0
+) -> ScenarioResult:
     """Run one scenario against one endpoint; every failure becomes the result's outcome."""
     runner = RUNNERS.get(scenario.kind)
     start = time.perf_counter()
@@ -241,9 +244,8 @@ def compare(
 ) -> pd.DataFrame:
     """Run every scenario against every endpoint, `concurrency` pairs at a time.
 
-    Columns are `COLUMNS`; counts are nullable integers, empty for a probe
-    (it is one request outside the loop) and for a pair that failed before a
-    trace existed.
+    Columns are `COLUMNS`; counts are nullable integers, empty for a pair
+    that failed before any request was made.
     """
     import pandas as pd
 
@@ -259,4 +261,4 @@ def compare(
     for col in ("iterations", "tool_calls", "prompt_tokens", "completion_tokens"):
         df[col] = df[col].astype("Int64")
     df["latency_s"] = df["latency_s"].astype(float)
-    return df
+    return cast("pd.DataFrame", df)

@@ -171,7 +171,9 @@ def trace_html(trace: Trace) -> str:
     """The static (non-widget) table of a trace, for `Trace._repr_html_`."""
     rows = [iteration_cells(it) for it in trace.iterations]
     styles = [[""] * len(ITERATION_HEADER) for _ in rows]
-    return f"<div><p>{esc(trace_summary(trace))}</p>{table_html(ITERATION_HEADER, rows, styles)}</div>"
+    return (
+        f"<div><p>{esc(trace_summary(trace))}</p>{table_html(ITERATION_HEADER, rows, styles)}</div>"
+    )
 
 
 def messages_text(messages: list[dict[str, Any]]) -> str:

@@ -45,7 +45,6 @@ WIDGET_ERROR = "Error displaying widget"
 DISABLED_LAB_PLUGINS = {
     "@jupyterlab/apputils-extension:announcements": True,
     "@jupyterlab/extensionmanager-extension": True,
-    "@jupyterlab/lsp-extension": True,
 }
 
 
@@ -233,14 +232,31 @@ def browser(playwright: Playwright, tmp_path_factory: pytest.TempPathFactory) ->
         context.close()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if report.when == "call":
+        item.stash[CALL_FAILED] = report.failed
+    return report
+
+
+CALL_FAILED = pytest.StashKey[bool]()
+
+
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
+def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
     page = browser.context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    console: list[str] = []
+    page.on("console", lambda msg: console.append(f"{msg.type}: {msg.text}"))
+    page.on("pageerror", lambda exc: console.append(f"pageerror: {exc}"))
     try:
         yield page
     finally:
+        if request.node.stash.get(CALL_FAILED, False):
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            stem = ARTIFACTS / f"failed-{request.node.name}"
+            page.screenshot(path=f"{stem}.png", full_page=True)
+            Path(f"{stem}.console.txt").write_text("\n".join(console))
         page.close()
     assert browser.offsite == [], f"the page tried to leave 127.0.0.1: {browser.offsite}"
 
@@ -257,6 +273,9 @@ def write_notebook(root: Path, name: str, cells: list[str]) -> Path:
 def open_in_lab(page: Page, lab: Server, name: str) -> None:
     page.goto(lab.url(f"/lab/tree/{name}"))
     page.locator(".jp-NotebookPanel .jp-Notebook").first.wait_for(state="visible", timeout=60_000)
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
+        state="attached", timeout=60_000
+    )
 
 
 def run_all_cells(page: Page) -> None:

@@ -1,0 +1,83 @@
+"""TraceView build time: a 32-iteration trace of 1 MiB replies vs a 1-iteration one."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from common import Figure, median_times, ms
+
+MIB = 1 << 20
+GOAL = 5.0
+
+
+def big_trace(iterations: int, reply_bytes: int = MIB) -> Any:
+    """A tool loop's trace as the loop records it: every round's messages hold all replies so far.
+
+    Each reply is a leaky one (a think block, then text), so raw and stripped differ.
+    """
+    from rig_nb import Iteration, ToolCallRecord, Trace
+
+    think = "<think>" + "r" * (reply_bytes // 2) + "</think>"
+    trace = Trace(model="bench", endpoint="127.0.0.1:1", settings={"max_tokens": 64})
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a benchmark."},
+        {"role": "user", "content": "Go."},
+    ]
+    for i in range(iterations):
+        text = f"<b>step {i}</b> " + "t" * (reply_bytes - len(think) - 20)
+        raw = think + text
+        call = ToolCallRecord(
+            id=f"call_{i}",
+            received_id=f"call_{i}",
+            name="add",
+            arguments='{"a": 2, "b": 2}',
+            result="4",
+        )
+        trace.iterations.append(
+            Iteration(
+                index=i,
+                messages=list(messages),
+                raw_content=raw,
+                reasoning_shape="closed",
+                text=text,
+                finish_reason="tool_calls",
+                tool_calls=[call],
+                usage={"prompt_tokens": 10 * (i + 1), "completion_tokens": reply_bytes // 4},
+                latency_s=0.01,
+            )
+        )
+        messages.append({"role": "assistant", "content": text, "tool_calls": []})
+        messages.append({"role": "tool", "tool_call_id": call.id, "content": call.result})
+    trace.outcome = "ok"
+    trace.elapsed_s = 0.01 * iterations
+    return trace
+
+
+def measure(samples: int) -> tuple[str, list[Figure]]:
+    from rig_nb.widgets import TraceView
+
+    one = big_trace(1)
+    many = big_trace(32)
+    t0 = time.perf_counter()
+    TraceView(one)
+    first = time.perf_counter() - t0  # includes the ipywidgets import
+    times = median_times(
+        {"1 iteration": lambda: TraceView(one), "32 iterations": lambda: TraceView(many)}, samples
+    )
+    ratio = times["32 iterations"] / times["1 iteration"]
+    lines = [
+        f"\nTraceView(trace) build, 1 MiB replies, median of {samples}\n",
+        "| trace | median build |",
+        "|---|---|",
+        f"| 1 iteration (first build, with imports: {ms(first)}) | {ms(times['1 iteration'])} |",
+        f"| 32 iterations | {ms(times['32 iterations'])} |",
+        f"\nratio 32 / 1: {ratio:.2f}x",
+    ]
+    figure = Figure(
+        "TraceView 32 x 1 MiB / 1 x 1 MiB build time",
+        f"{ratio:.2f}x ({ms(times['32 iterations'])} vs {ms(times['1 iteration'])})",
+        f"<= {GOAL:.0f}x",
+        ratio <= GOAL,
+    )
+    return "\n".join(lines), [figure]
