@@ -11,6 +11,7 @@ that loses the other rows. The key never reaches a repr or the DataFrame.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -193,21 +194,60 @@ def _scrub(text: str, endpoint: Endpoint) -> str:
 
 
 def run_scenario(
-    endpoint: Endpoint, scenario: Scenario, *, timeout: float = 120.0
+    endpoint: Endpoint,
+    scenario: Scenario,
+    *,
+    timeout: float = 120.0,
+    client: Client | None = None,
 ) -> ScenarioResult:
-    """Run one scenario against one endpoint; every failure becomes the result's outcome."""
+    """Run one scenario against one endpoint; every failure becomes the result's outcome.
+
+    `latency_s` covers the scenario's requests, not building the client.
+    """
     runner = RUNNERS.get(scenario.kind)
     start = time.perf_counter()
+    own: Client | None = None
     try:
         if runner is None:
             raise ValueError(f"unknown scenario kind {scenario.kind!r}")
-        with Client(endpoint.base_url, endpoint.api_key, timeout=timeout) as client:
-            result = runner(client, endpoint, scenario)
+        if client is None:
+            client = own = Client(endpoint.base_url, endpoint.api_key, timeout=timeout)
+        start = time.perf_counter()
+        result = runner(client, endpoint, scenario)
     except Exception as exc:  # one broken endpoint must not lose the other rows
         result = ScenarioResult(type(exc).__name__, _error_text(exc))
+    finally:
+        if own is not None:
+            own.close()
     result.latency_s = time.perf_counter() - start
     result.error = _scrub(result.error, endpoint)
     return result
+
+
+class _Clients:
+    """One Client per endpoint, shared by the threads running its scenarios."""
+
+    def __init__(self, endpoints: list[Endpoint], timeout: float) -> None:
+        self._endpoints = endpoints
+        self._timeout = timeout
+        self._lock = threading.Lock()
+        self._clients: dict[int, Client] = {}
+
+    def run(self, index: int, scenario: Scenario) -> ScenarioResult:
+        endpoint = self._endpoints[index]
+        try:
+            with self._lock:
+                client = self._clients.get(index)
+                if client is None:
+                    client = Client(endpoint.base_url, endpoint.api_key, timeout=self._timeout)
+                    self._clients[index] = client
+        except Exception as exc:  # a bad base URL is that endpoint's rows, not an exception
+            return ScenarioResult(type(exc).__name__, _scrub(_error_text(exc), endpoint))
+        return run_scenario(endpoint, scenario, timeout=self._timeout, client=client)
+
+    def close(self) -> None:
+        for client in self._clients.values():
+            client.close()
 
 
 def _row(endpoint: Endpoint, scenario: Scenario, result: ScenarioResult) -> dict[str, Any]:
@@ -253,10 +293,14 @@ def compare(
         raise ValueError("concurrency must be at least 1")
     eps = list(endpoints)
     scs = list(DEFAULT_SCENARIOS if scenarios is None else scenarios)
-    pairs = [(e, s) for e in eps for s in scs]
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        futures = [pool.submit(run_scenario, e, s, timeout=timeout) for e, s in pairs]
-        rows = [_row(e, s, f.result()) for (e, s), f in zip(pairs, futures, strict=True)]
+    pairs = [(i, s) for i in range(len(eps)) for s in scs]
+    clients = _Clients(eps, timeout)
+    try:
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            futures = [pool.submit(clients.run, i, s) for i, s in pairs]
+            rows = [_row(eps[i], s, f.result()) for (i, s), f in zip(pairs, futures, strict=True)]
+    finally:
+        clients.close()
     df = pd.DataFrame(rows, columns=COLUMNS)
     for col in ("iterations", "tool_calls", "prompt_tokens", "completion_tokens"):
         df[col] = df[col].astype("Int64")

@@ -14,7 +14,10 @@ the longest object that parses. The reply is chosen by the endpoint, so that
 scan is bounded: it resumes past a candidate that parsed (an object nested in
 it is shorter) and stops once `_SCAN_BUDGET` characters in all were handed to
 the decoder. A megabyte of ``{"a":`` fits the response cap and is otherwise
-quadratic. Values follow Go's encoding/json: NaN and Infinity are syntax
+quadratic. Each candidate is handed a window of the reply, not its whole tail:
+json.JSONDecodeError counts the lines of the document before the error, so a
+failed candidate would cost the whole reply and the scan would stay quadratic
+under any budget. Values follow Go's encoding/json: NaN and Infinity are syntax
 errors, a number out of float64 range fails the decode, and a lone UTF-16
 surrogate becomes U+FFFD.
 """
@@ -41,11 +44,19 @@ _GO_SPACE = (
     "\u2028\u2029\u202f\u205f\u3000"
 )
 
-# Characters handed to the decoder over one scan; a reply fits the 1 MiB
-# response cap, so an honest reply never reaches it.
+# Characters handed to the decoder over one scan. An honest reply within the
+# 1 MiB response cap stays under it: windows cost an object about three times
+# its length.
 _SCAN_BUDGET = 4 << 20
+# The first window handed to the decoder per candidate; it also bounds the
+# number of decoder calls to _SCAN_BUDGET / _FIRST_WINDOW.
+_FIRST_WINDOW = 128
+# An error this close to a window's end may come from the cut ("-Infinity" is
+# the longest token the scanner looks ahead over).
+_CUT_MARGIN = 16
+# Only a '{' whose next JSON token is a key or '}' can start an object.
+_CANDIDATE = re.compile(r'\{[ \t\n\r]*["}]')
 
-_JSON_SPACE = " \t\n\r"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -119,7 +130,8 @@ class _GoDecoder:
 
     def _parse_int(self, text: str) -> int:
         # Go decodes every number as float64; past its range the decode fails.
-        if math.isinf(float(text)):
+        # Fewer than 309 digits stay under 1.8e308.
+        if len(text) > 308 and math.isinf(float(text)):
             self.rejected = True
             return 0
         return int(text)
@@ -131,9 +143,9 @@ class _GoDecoder:
         self.rejected = False
         return self._decoder.decode(s)
 
-    def at(self, s: str, start: int) -> tuple[Any, int]:
+    def at(self, s: str) -> tuple[Any, int]:
         self.rejected = False
-        return self._decoder.raw_decode(s, start)
+        return self._decoder.raw_decode(s)
 
 
 def _scrub(s: str) -> str:
@@ -165,6 +177,36 @@ def _go_strings(root: dict[str, Any]) -> dict[str, Any]:
     return root
 
 
+def _candidate(decoder: _GoDecoder, s: str, start: int) -> tuple[dict[str, Any] | None, int, int]:
+    """Decode the object at s[start] as json.Decoder would; returns (object, end, charge).
+
+    The window doubles while an error may come from its cut. An object that
+    decodes inside a window decodes the same way in s, and an error away from
+    the cut is the error s gives; the charge is every character handed over.
+    """
+    charge = 0
+    width = _FIRST_WINDOW
+    while True:
+        stop = min(len(s), start + width)
+        chunk = s[start:stop]
+        charge += len(chunk)
+        try:
+            value, end = decoder.at(chunk)
+        except json.JSONDecodeError as err:
+            # "Unterminated string" names where the string began, not where it stopped.
+            cut = err.pos >= len(chunk) - _CUT_MARGIN or err.msg.startswith("Unterminated string")
+            if stop < len(s) and cut:
+                width *= 2
+                continue
+            return None, 0, charge
+        except (RecursionError, ValueError):
+            # Nesting past the recursion limit fails the same way in s.
+            return None, 0, charge
+        if decoder.rejected or not isinstance(value, dict):
+            return None, 0, charge
+        return value, start + end, charge
+
+
 def decode_json_object(s: str) -> dict[str, Any]:
     """Decode the JSON object in a reply, as the seed's DecodeJSONObject.
 
@@ -187,36 +229,23 @@ def decode_json_object(s: str) -> dict[str, Any]:
             if isinstance(value, dict):
                 return _go_strings(value)
 
-    start = s.find("{")
-    if start < 0:
+    if "{" not in s:
         raise NotJSONError()
 
     best: dict[str, Any] | None = None
     best_len = 0
     budget = _SCAN_BUDGET
-    while start >= 0 and budget > 0:
-        try:
-            value, end = decoder.at(s, start)
-        except json.JSONDecodeError as err:
-            # This error names where the string began, not where the scan stopped.
-            if err.msg.startswith("Unterminated string"):
-                budget -= len(s) - start
-            else:
-                budget -= err.pos - start + 1
-            start = s.find("{", start + 1)
-            continue
-        except (RecursionError, ValueError):
-            # No position comes with these; charge the rest of the input.
-            budget -= len(s) - start
-            start = s.find("{", start + 1)
-            continue
-        budget -= end - start
-        if decoder.rejected or not isinstance(value, dict):
-            start = s.find("{", start + 1)
+    found = _CANDIDATE.search(s)
+    while found is not None and budget > 0:
+        start = found.start()
+        value, end, charge = _candidate(decoder, s, start)
+        budget -= charge
+        if value is None:
+            found = _CANDIDATE.search(s, start + 1)
             continue
         if end - start > best_len:
             best, best_len = value, end - start
-        start = s.find("{", end)
+        found = _CANDIDATE.search(s, end)
 
     if best is None:
         raise InvalidJSONError()

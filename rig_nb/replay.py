@@ -131,19 +131,30 @@ def _rounds(request: Mapping[str, Any]) -> int:
     )
 
 
+def _read(source: str | os.PathLike[str] | Traversable) -> str:
+    if isinstance(source, Traversable):
+        return source.read_text(encoding="utf-8")
+    with open(source, encoding="utf-8") as f:
+        return f.read()
+
+
 def load_recording(source: str | os.PathLike[str] | Traversable) -> list[Exchange]:
     """The chat completions exchanges of a JSON Lines recording, in recorded order."""
-    if isinstance(source, Traversable):
-        text = source.read_text(encoding="utf-8")
-    else:
-        with open(source, encoding="utf-8") as f:
-            text = f.read()
+    text = _read(source)
+    return _parse(text)[1]
+
+
+def _parse(text: str) -> tuple[list[str], list[Exchange]]:
+    notes: list[str] = []
     exchanges = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
+            if isinstance(record, dict) and "note" in record and "request" not in record:
+                notes.append(str(record["note"]))
+                continue
             request, response = record["request"], record["response"]
             path, body = str(request.get("path", "")), request.get("body")
             status = int(response["status"])
@@ -161,7 +172,7 @@ def load_recording(source: str | os.PathLike[str] | Traversable) -> list[Exchang
                 position=_rounds(body),
             )
         )
-    return exchanges
+    return notes, exchanges
 
 
 class ReplayPersona(Persona):
@@ -169,9 +180,11 @@ class ReplayPersona(Persona):
 
     def __init__(self, name: str, source: str | os.PathLike[str] | Traversable) -> None:
         self.name = name
-        self.exchanges = load_recording(source)
+        notes, self.exchanges = _parse(_read(source))
         if not self.exchanges:
             raise ValueError(f"recording for {name!r} holds no chat completions exchanges")
+        # The demo's model list describes a persona by its docstring's first line.
+        self.__doc__ = notes[0] if notes else f"Replays {len(self.exchanges)} recorded exchanges."
         self._exact: dict[str, Exchange] = {}
         self._conversations: dict[str, list[Exchange]] = {}
         for ex in self.exchanges:

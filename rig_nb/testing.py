@@ -315,7 +315,8 @@ class RecordingProxy(LoopbackServer):
     decoded JSON. No header is recorded (the Authorization header reaches the upstream
     server, never the file), and the upstream origin, host, path and any bearer token are
     removed from every recorded string. Lines are appended, so a file may hold several
-    sessions; `rig_nb.replay` serves such a file as a demo persona.
+    sessions; `rig_nb.replay` serves such a file as a demo persona. A `note` (what was
+    recorded, from which model) is written first as ``{"note": ...}``.
     """
 
     def __init__(
@@ -324,6 +325,7 @@ class RecordingProxy(LoopbackServer):
         path: str | os.PathLike[str],
         *,
         timeout: float = 300.0,
+        note: str = "",
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -344,6 +346,9 @@ class RecordingProxy(LoopbackServer):
             secrets.append(self._upstream_path)
         self._secrets = tuple(sorted({s for s in secrets if s}, key=len, reverse=True))
         self.exchanges = 0
+        if note:
+            with open(self._path, "a", encoding="ascii") as f:
+                f.write(json.dumps({"note": note}, ensure_ascii=True) + "\n")
 
     def handle(self, request: RecordedRequest) -> Reply:
         prefix = urllib.parse.urlsplit(self.base_url).path

@@ -166,3 +166,17 @@ class Trace:
         ]
         df: pd.DataFrame = pd.DataFrame(rows, columns=columns)
         return df
+
+    def _repr_html_(self) -> str | None:
+        """A static, escaped table (the notebook layer renders it; None without ipywidgets)."""
+        try:
+            from .widgets.render import trace_html
+        except ImportError:
+            return None
+        return trace_html(self)
+
+    def _ipython_display_(self) -> None:
+        """A bare `trace` in a cell shows a live TraceView (imported lazily)."""
+        from .widgets import display_trace
+
+        display_trace(self)

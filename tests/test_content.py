@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from typing import Any
 
 import pytest
 
+from rig_nb import content
 from rig_nb.content import _SCAN_BUDGET, decode_json_object, reasoning_shape, strip_reasoning
 from rig_nb.errors import InvalidJSONError, NotJSONError
 
@@ -50,12 +52,14 @@ DECODE_OK = [
     pytest.param('```json\n{"a": [1, 2], "b": null}\n```', {"a": [1, 2], "b": None}, id="fenced"),
     pytest.param('{"a": 1, "b": {"c": "d"}}', {"a": 1, "b": {"c": "d"}}, id="plain"),
     pytest.param(" \t\r\n{}\n ", {}, id="empty-object-in-space"),
-    pytest.param("<think>xxxxx</think>json{\"x\": 1.5}", {"x": 1.5}, id="think-then-json-prefix"),
+    pytest.param('<think>xxxxx</think>json{"x": 1.5}', {"x": 1.5}, id="think-then-json-prefix"),
     pytest.param("null", {}, id="null-is-nil-map"),
     pytest.param('[{"a": 1}, {"a": 1, "b": 2}]', {"a": 1, "b": 2}, id="array-scanned"),
     pytest.param('{"a": 1, "a": 2}', {"a": 2}, id="duplicate-key-last-wins"),
     pytest.param('{"a": 1e-400}', {"a": 0.0}, id="float-underflow-is-zero"),
-    pytest.param('{"a": "\\ud800x", "\\udc00": 1}', {"a": "\ufffdx", "\ufffd": 1}, id="lone-surrogate"),
+    pytest.param(
+        '{"a": "\\ud800x", "\\udc00": 1}', {"a": "\ufffdx", "\ufffd": 1}, id="lone-surrogate"
+    ),
     pytest.param('{"a": ["\\ud83d\\ude00"]}', {"a": ["\U0001f600"]}, id="surrogate-pair"),
     pytest.param('{"a": [{"b": ["\\udfff"]}]}', {"a": [{"b": ["\ufffd"]}]}, id="nested-surrogate"),
     pytest.param(
@@ -127,20 +131,22 @@ STRIP = [
     pytest.param(
         "<think>a</think>answer<think>cut", "answer", "closed+unclosed", id="closed+unclosed"
     ),
-    pytest.param("r</think>answer<think>cut", "answer", "unopened+unclosed", id="unopened+unclosed"),
+    pytest.param(
+        "r</think>answer<think>cut", "answer", "unopened+unclosed", id="unopened+unclosed"
+    ),
     pytest.param(
         "x</think><think>a</think>answer<think>cut",
         "answer",
         "closed+unopened+unclosed",
         id="all-three",
     ),
-    pytest.param(
-        "<think><think>a</think>b</think>c", "c", "closed+unopened", id="nested-looking"
-    ),
+    pytest.param("<think><think>a</think>b</think>c", "c", "closed+unopened", id="nested-looking"),
     pytest.param(
         "<think></think></think>answer", "answer", "closed+unopened", id="extra-closing-tag"
     ),
-    pytest.param("<thi<think>x</think>nk>answer", "", "closed+unclosed", id="tag-formed-by-removal"),
+    pytest.param(
+        "<thi<think>x</think>nk>answer", "", "closed+unclosed", id="tag-formed-by-removal"
+    ),
     pytest.param("<THINK>r</THINK>answer", "<THINK>r</THINK>answer", "none", id="upper-case"),
     pytest.param("<Think>r</think>answer", "answer", "unopened", id="mixed-case-opening"),
     pytest.param(
@@ -169,8 +175,10 @@ def test_reasoning_shape(reply: str, _want: str, shape: str) -> None:
     assert reasoning_shape(reply) == shape
 
 
-_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + (
-    "\u2028\u2029\u202f\u205f\u3000"
+_GO_SPACE = (
+    "\t\n\v\f\r \x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + ("\u2028\u2029\u202f\u205f\u3000")
 )
 
 
@@ -193,6 +201,63 @@ def test_matches_regex_reference() -> None:
     for _ in range(3000):
         reply = "".join(rng.choice(pieces) for _ in range(rng.randrange(12)))
         assert (strip_reasoning(reply), reasoning_shape(reply)) == _reference(reply), reply
+
+
+def _decode_outcome(reply: str) -> tuple[str, Any]:
+    try:
+        return "ok", decode_json_object(reply)
+    except (NotJSONError, InvalidJSONError) as err:
+        return "err", type(err)
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(name)
+
+
+def _reference_decode(reply: str) -> tuple[str, Any]:
+    """The seed's scan without windows or budget: each '{' decoded against the whole tail."""
+    s = strip_reasoning(reply)
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    try:
+        value = decoder.decode(s)
+    except ValueError:
+        pass
+    else:
+        if value is None:
+            return "ok", {}
+        if isinstance(value, dict):
+            return "ok", value
+    if "{" not in s:
+        return "err", NotJSONError
+    best, best_len, start = None, 0, s.find("{")
+    while start >= 0:
+        try:
+            value, end = decoder.raw_decode(s, start)
+        except ValueError:
+            start = s.find("{", start + 1)
+            continue
+        if end - start > best_len:
+            best, best_len = value, end - start
+        start = s.find("{", end)
+    return ("err", InvalidJSONError) if best is None else ("ok", best)
+
+
+_JSON_PIECES = [
+    "{", "}", "[", "]", ":", ",", " ", "\n", '"', '"k"', '"v', "1", "-2.5e3", "1e", "true",
+    "nul", "null", "NaN", "-Infinity", "\\", '\\"', "\\u00", "x", "<think>", "</think>",
+    '{"a": 1}', '{"b": [1, {"c": "{"}]}', '{"d": {}}', '{"t": true, "f": false}',
+    '"' + "s" * 40 + '"', '"' + "s" * 40, " " * 20, "12345678901234567890",
+    '{"' + "k" * 40 + '": "' + "v" * 40 + '"}',
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("window", [1, 5, 128], ids=["window-1", "window-5", "window-default"])
+def test_decode_matches_reference(window: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(content, "_FIRST_WINDOW", window)
+    rng = random.Random(window)
+    for _ in range(4000):
+        reply = "".join(rng.choice(_JSON_PIECES) for _ in range(rng.randrange(16)))
+        assert _decode_outcome(reply) == _reference_decode(reply), reply
 
 
 # Each finishes in well under a second; the unbounded scan or a backtracking

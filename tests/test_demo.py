@@ -1,0 +1,418 @@
+"""The demo endpoint: every persona through the real Client over loopback, and its HTTP surface."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import httpx
+import pytest
+
+from rig_nb import (
+    BackendError,
+    Client,
+    RigError,
+    RunRequest,
+    Trace,
+    decode_json_object,
+)
+from rig_nb.demo import (
+    DEMO_PROMPT,
+    DEMO_SYSTEM,
+    XSS_IMG,
+    XSS_SCRIPT,
+    DemoServer,
+    Persona,
+    demo_tools,
+)
+from rig_nb.testing import RecordedRequest, Reply
+
+PERSONAS = [
+    "well-behaved",
+    "qwen3-no-parser",
+    "r1-json-sketch",
+    "budget-think",
+    "reasoning-field",
+    "ollama-reasoning",
+    "hermes-text-tools",
+    "tool-spinner",
+    "html-injector",
+]
+ANSWER = (
+    "Here is what I found. Lisbon: 21 C, clear sky. Oslo: 4 C, light rain. add(21, 4) gives 25."
+)
+
+
+@pytest.fixture(scope="module")
+def demo() -> Iterator[DemoServer]:
+    with DemoServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def client(demo: DemoServer) -> Iterator[Client]:
+    with Client(demo.base_url) as c:
+        yield c
+
+
+def post(demo: DemoServer, body: Any) -> httpx.Response:
+    return httpx.post(f"{demo.base_url}/chat/completions", json=body, timeout=10)
+
+
+def chat(demo: DemoServer, model: str, **extra: Any) -> dict[str, Any]:
+    body = {"model": model, "messages": [{"role": "user", "content": DEMO_PROMPT}], **extra}
+    reply = post(demo, body)
+    assert reply.status_code == 200, reply.text
+    data: dict[str, Any] = reply.json()
+    return data
+
+
+def loop(client: Client, model: str, max_tokens: int = 512) -> tuple[str, Trace]:
+    request = RunRequest(
+        model, max_tokens, system=DEMO_SYSTEM, prompt=DEMO_PROMPT, tools=demo_tools()
+    )
+    try:
+        return "ok", client.run(request).trace
+    except RigError as exc:
+        assert exc.trace is not None
+        return type(exc).__name__, exc.trace
+
+
+def probe(client: Client, model: str, tool_choice: str | None = "auto") -> str:
+    try:
+        client.probe_tool_calling(model, tool_choice=tool_choice)
+    except RigError as exc:
+        return type(exc).__name__
+    return "tool call"
+
+
+def test_models_lists_every_persona(demo: DemoServer) -> None:
+    assert demo.models == PERSONAS
+    listing = httpx.get(f"{demo.base_url}/models", timeout=10).json()
+    assert [m["id"] for m in listing["data"]] == PERSONAS
+    assert all(m["object"] == "model" and m["description"] for m in listing["data"])
+    one = httpx.get(f"{demo.base_url}/models/tool-spinner", timeout=10).json()
+    assert one["id"] == "tool-spinner"
+
+
+@pytest.mark.parametrize(
+    ("model", "verdict", "outcome", "shapes", "iterations", "calls"),
+    [
+        pytest.param("well-behaved", "tool call", "ok", {"none"}, 3, 3, id="well-behaved"),
+        pytest.param("qwen3-no-parser", "tool call", "ok", {"unopened"}, 3, 3, id="qwen3"),
+        pytest.param("r1-json-sketch", "tool call", "ok", {"closed"}, 3, 3, id="r1"),
+        pytest.param(
+            "budget-think", "OutputLimitError", "OutputLimitError", {"unclosed"}, 1, 0, id="budget"
+        ),
+        pytest.param("reasoning-field", "tool call", "ok", {"none"}, 3, 3, id="field"),
+        pytest.param("ollama-reasoning", "tool call", "ok", {"none"}, 3, 3, id="ollama"),
+        pytest.param(
+            "hermes-text-tools", "NoToolCallingError", "ok", {"closed"}, 1, 0, id="hermes"
+        ),
+        pytest.param(
+            "tool-spinner", "tool call", "IterationLimitError", {"none"}, 8, 8, id="spinner"
+        ),
+        pytest.param("html-injector", "tool call", "ok", {"closed"}, 3, 3, id="html"),
+    ],
+)
+def test_persona_probe_and_loop(
+    client: Client,
+    model: str,
+    verdict: str,
+    outcome: str,
+    shapes: set[str],
+    iterations: int,
+    calls: int,
+) -> None:
+    assert probe(client, model) == verdict
+    got, trace = loop(client, model)
+    assert got == outcome
+    assert trace.outcome == outcome
+    assert {it.reasoning_shape for it in trace.iterations} == shapes
+    assert len(trace.iterations) == iterations
+    assert len(trace.tool_calls) == calls
+    assert all(it.usage["completion_tokens"] > 0 for it in trace.iterations)
+
+
+def test_well_behaved_is_clean(client: Client) -> None:
+    _, trace = loop(client, "well-behaved")
+    assert [
+        [(c.name, json.loads(c.arguments)) for c in it.tool_calls] for it in trace.iterations
+    ] == [
+        [("get_weather", {"city": "Lisbon"}), ("get_weather", {"city": "Oslo"})],
+        [("add", {"a": 21, "b": 4})],
+        [],
+    ]
+    assert trace.iterations[-1].raw_content == trace.iterations[-1].text == ANSWER
+    assert not any(it.reasoning_content for it in trace.iterations)
+
+
+def test_qwen3_leaks_reasoning_behind_a_bare_closing_tag(client: Client) -> None:
+    _, trace = loop(client, "qwen3-no-parser")
+    for it in trace.iterations:
+        assert "<think>" not in it.raw_content
+        assert it.raw_content.count("</think>") == 1
+        assert it.raw_content.startswith("Okay,")
+        assert "</think>" not in it.text and "Okay," not in it.text
+    assert trace.iterations[-1].text == ANSWER
+
+
+def test_r1_sketch_is_shorter_than_the_answer_the_decoder_keeps(client: Client) -> None:
+    _, trace = loop(client, "r1-json-sketch")
+    raw = trace.iterations[-1].raw_content
+    think = raw[: raw.index("</think>")]
+    assert '{"answer": "...", "sources": []}' in think
+    assert "\njson\n{" in raw
+    decoded = decode_json_object(raw)
+    assert decoded["answer"] == ANSWER
+    assert [s["tool"] for s in decoded["sources"]] == ["get_weather", "get_weather", "add"]
+
+
+def test_budget_think_stops_inside_think_and_finishes_with_room(client: Client) -> None:
+    _, small = loop(client, "budget-think", max_tokens=512)
+    it = small.iterations[0]
+    assert it.finish_reason == "length"
+    assert it.usage["completion_tokens"] == 512
+    assert it.raw_content.startswith("<think>") and "</think>" not in it.raw_content
+    assert it.text == "" and not it.tool_calls
+    outcome, big = loop(client, "budget-think", max_tokens=4096)
+    assert outcome == "ok"
+    assert {i.reasoning_shape for i in big.iterations} == {"closed"}
+    assert big.iterations[-1].text == ANSWER
+    assert big.iterations[0].usage["completion_tokens"] > 600
+
+
+def test_reasoning_field_keeps_content_clean(client: Client, demo: DemoServer) -> None:
+    _, trace = loop(client, "reasoning-field")
+    assert all(it.reasoning_content.startswith("Okay,") for it in trace.iterations)
+    assert trace.iterations[-1].raw_content == ANSWER
+    message = chat(demo, "reasoning-field")["choices"][0]["message"]
+    assert message["content"].startswith("I cannot check live weather")
+    assert message["reasoning_content"].startswith("Okay, the user asks")
+
+
+def test_reasoning_field_with_thinking_off_puts_the_answer_in_the_field(demo: DemoServer) -> None:
+    # QwenLM/Qwen3#1297: enable_thinking=False, content null, the answer in reasoning_content.
+    body = chat(demo, "reasoning-field", chat_template_kwargs={"enable_thinking": False})
+    message = body["choices"][0]["message"]
+    assert message["content"] is None
+    assert message["reasoning_content"].startswith("I cannot check live weather")
+    assert body["choices"][0]["finish_reason"] == "stop"
+
+
+def test_ollama_answer_lands_in_the_reasoning_field(client: Client, demo: DemoServer) -> None:
+    _, trace = loop(client, "ollama-reasoning")
+    last = trace.iterations[-1]
+    assert last.text == "" and last.finish_reason == "stop"
+    assert last.reasoning_content.endswith(ANSWER)
+    message = chat(demo, "ollama-reasoning")["choices"][0]["message"]
+    assert "reasoning" in message and "reasoning_content" not in message
+
+
+def test_hermes_writes_tool_calls_as_text(client: Client) -> None:
+    _, trace = loop(client, "hermes-text-tools")
+    text = trace.iterations[0].text
+    assert text.startswith("<tool_call>\n") and text.endswith("</tool_call>")
+    assert decode_json_object(text) == {"name": "get_weather", "arguments": {"city": "Lisbon"}}
+    assert text.count("<tool_call>") == 2
+
+
+def test_tool_spinner_looks_like_llama_cpp(client: Client, demo: DemoServer) -> None:
+    _, trace = loop(client, "tool-spinner")
+    records = trace.tool_calls
+    assert [r.is_error for r in records] == [False] * 3 + [True] * 5
+    assert all(r.result == "error: arguments are not valid JSON" for r in records[3:])
+    assert all(r.received_id.startswith(f"call__0_{r.name}_cmpl-") for r in records)
+    message = chat(demo, "tool-spinner", tools=[t.to_openai() for t in demo_tools()])
+    message = message["choices"][0]["message"]
+    assert message["content"].startswith("To answer this I would call")  # no tool_choice: text
+    auto = chat(demo, "tool-spinner", tools=[demo_tools()[0].to_openai()], tool_choice="auto")
+    message = auto["choices"][0]["message"]
+    assert message["content"] is None
+    assert message["function_call"] == {"name": "get_weather:", "arguments": '{"city": "Lisbon"}'}
+
+
+def test_tool_spinner_tool_choice_matrix(client: Client) -> None:
+    assert probe(client, "tool-spinner", None) == "NoToolCallingError"
+    with pytest.raises(BackendError) as info:
+        client.probe_tool_calling("tool-spinner", tool_choice="required")
+    assert info.value.status_code == 500
+
+
+def test_html_injector_puts_markup_everywhere(client: Client) -> None:
+    _, trace = loop(client, "html-injector")
+    first, last = trace.iterations[0], trace.iterations[-1]
+    assert XSS_IMG in first.raw_content and XSS_SCRIPT in first.reasoning_content
+    assert all(XSS_IMG in json.loads(c.arguments)["city"] for c in first.tool_calls)
+    assert XSS_IMG in first.tool_calls[0].result  # the tool's error echoes the argument
+    assert XSS_IMG in last.text and XSS_SCRIPT in last.text
+
+
+@pytest.mark.parametrize("model", PERSONAS)
+def test_replies_are_deterministic(demo: DemoServer, model: str) -> None:
+    tools = [t.to_openai() for t in demo_tools()]
+    first = chat(demo, model, tools=tools, tool_choice="auto", max_tokens=300)
+    assert chat(demo, model, tools=tools, tool_choice="auto", max_tokens=300) == first
+    assert first["model"] == model
+    usage = first["usage"]
+    assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
+
+
+@pytest.mark.parametrize(
+    ("tool_choice", "names"),
+    [
+        pytest.param("none", [], id="none"),
+        pytest.param("auto", ["get_weather", "get_weather"], id="auto"),
+        pytest.param({"type": "function", "function": {"name": "add"}}, ["add"], id="named"),
+    ],
+)
+def test_tool_choice_is_honoured(demo: DemoServer, tool_choice: Any, names: list[str]) -> None:
+    tools = [t.to_openai() for t in demo_tools()]
+    body = chat(demo, "well-behaved", tools=tools, tool_choice=tool_choice)
+    calls = body["choices"][0]["message"].get("tool_calls", [])
+    assert [c["function"]["name"] for c in calls] == names
+
+
+def test_tool_names_come_from_the_request(demo: DemoServer) -> None:
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "lookup_city",
+            "parameters": {
+                "type": "object",
+                "properties": {"place": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["place", "days"],
+            },
+        },
+    }
+    messages = [{"role": "user", "content": "Forecast for Tokyo for 3 days, please."}]
+    body = post(demo, {"model": "r1-json-sketch", "messages": messages, "tools": [tool]}).json()
+    call = body["choices"][0]["message"]["tool_calls"][0]["function"]
+    assert call["name"] == "lookup_city"
+    assert json.loads(call["arguments"]) == {"days": 3, "place": "Tokyo"}
+
+
+def test_a_small_budget_cuts_any_persona(demo: DemoServer) -> None:
+    body = chat(demo, "well-behaved", max_tokens=3)
+    assert body["choices"][0]["finish_reason"] == "length"
+    assert body["choices"][0]["message"]["content"] == "I cannot check"
+    assert body["usage"]["completion_tokens"] == 3
+    plain = chat(demo, "well-behaved", max_completion_tokens=3)
+    assert plain["choices"][0]["message"]["content"] == "I cannot check"
+
+
+def test_prompt_tokens_grow_with_the_conversation(demo: DemoServer) -> None:
+    short = chat(demo, "well-behaved")["usage"]["prompt_tokens"]
+    longer = chat(demo, "well-behaved", tools=[t.to_openai() for t in demo_tools()])
+    assert longer["usage"]["prompt_tokens"] > short > 0
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "message"),
+    [
+        pytest.param(
+            "POST",
+            "/v1/chat/completions",
+            b'{"model": "nope", "messages": [{"role": "user", "content": "hi"}]}',
+            404,
+            "model 'nope' not found",
+            id="unknown-model",
+        ),
+        pytest.param(
+            "POST", "/v1/chat/completions", b"{not json", 400, "not valid JSON", id="bad-json"
+        ),
+        pytest.param("POST", "/v1/chat/completions", b"[1]", 400, "JSON object", id="array"),
+        pytest.param(
+            "POST",
+            "/v1/chat/completions",
+            b'{"model": "well-behaved"}',
+            400,
+            "'messages'",
+            id="no-messages",
+        ),
+        pytest.param(
+            "POST",
+            "/v1/chat/completions",
+            b'{"model": "well-behaved", "stream": true, "messages": [{"role": "user"}]}',
+            400,
+            "streaming",
+            id="stream",
+        ),
+        pytest.param(
+            "POST",
+            "/v1/chat/completions",
+            b'{"model": "well-behaved", "max_tokens": 0, "messages": [{"role": "user"}]}',
+            400,
+            "max_tokens",
+            id="zero-budget",
+        ),
+        pytest.param("GET", "/v1/chat/completions", b"", 405, "not allowed", id="get-chat"),
+        pytest.param("GET", "/v1/embeddings", b"", 404, "no route", id="unknown-path"),
+        pytest.param("GET", "/v1/models/nope", b"", 404, "model 'nope' not found", id="model-404"),
+    ],
+)
+def test_http_errors_are_json(
+    demo: DemoServer, method: str, path: str, body: bytes, status: int, message: str
+) -> None:
+    reply = httpx.request(method, demo.origin + path, content=body, timeout=10)
+    assert reply.status_code == status
+    assert message in reply.json()["error"]["message"]
+
+
+def test_unknown_model_through_the_client_is_a_backend_error(client: Client) -> None:
+    with pytest.raises(BackendError) as info:
+        client.probe_tool_calling("gpt-nope")
+    assert info.value.status_code == 404
+    assert "not found" in info.value.message
+
+
+class Replay(Persona):
+    """A persona that answers with a recorded body, to prove extra personas plug in."""
+
+    name = "replay"
+
+    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Reply:
+        turn = len(request["messages"])
+        return {
+            "choices": [
+                {
+                    "message": {"role": "assistant", "content": f"recorded turn {turn}"},
+                    "finish_reason": "stop",
+                }
+            ]
+        }
+
+
+def test_extra_personas_are_served() -> None:
+    with DemoServer(extra_personas=[Replay()]) as server, Client(server.base_url) as c:
+        assert server.models == [*PERSONAS, "replay"]
+        result = c.run(RunRequest("replay", 64, system="s", prompt="p"))
+        assert result.text == "recorded turn 2"
+        assert isinstance(server.requests[-1], RecordedRequest)
+        assert server.requests[-1].json["model"] == "replay"
+
+
+def test_persona_names_must_be_unique_and_present() -> None:
+    class Nameless(Persona):
+        pass
+
+    clash = Replay()
+    clash.name = "well-behaved"
+    with pytest.raises(ValueError, match="duplicate persona name"):
+        DemoServer(extra_personas=[clash])
+    with pytest.raises(ValueError, match="has no name"):
+        DemoServer(extra_personas=[Nameless()])
+
+
+def test_binds_loopback_only() -> None:
+    with pytest.raises(ValueError, match="loopback"):
+        DemoServer(host="0.0.0.0")
+
+
+def test_request_log_is_bounded() -> None:
+    with DemoServer() as server:
+        for i in range(1005):
+            server.requests.append(RecordedRequest("GET", f"/{i}", {}, b""))
+        assert len(server.requests) == 1000
+        assert server.requests[0].path == "/5"

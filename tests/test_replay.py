@@ -1,0 +1,170 @@
+"""Recorded sessions replayed by the demo endpoint: record through RecordingProxy, then serve."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rig_nb import (
+    BackendError,
+    Client,
+    IterationLimitError,
+    NoToolCallingError,
+    OutputLimitError,
+    RunRequest,
+    Tool,
+    Trace,
+)
+from rig_nb.demo import DemoServer
+from rig_nb.replay import ReplayPersona, load_recording
+from rig_nb.testing import RecordingProxy, Reply, ScriptedServer, chat_reply, tool_call
+
+
+def _echo(args: dict[str, Any]) -> str:
+    return f"echo {args['text']}"
+
+
+ECHO = Tool(
+    "echo",
+    "Echo the text back.",
+    {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    _echo,
+)
+LOOP = RunRequest("real", 128, prompt="Echo hi twice, then answer.", tools=(ECHO,))
+SCRIPT = [
+    chat_reply(None, tool_calls=[tool_call("echo", {"text": "hi"}, id="call_a")]),
+    chat_reply(None, tool_calls=[tool_call("echo", "{text: hi", id="call_b")]),
+    chat_reply("Done: echo hi."),
+    chat_reply("Once upon a", finish_reason="length"),
+    Reply({"error": {"message": "Internal Server Error"}}, status=500),
+]
+
+
+@pytest.fixture
+def recording(tmp_path: Path) -> Path:
+    """A session recorded from a scripted upstream: a 3-round loop, a small budget, a 500."""
+    out = tmp_path / "rec.jsonl"
+    with ScriptedServer(SCRIPT) as upstream:
+        with RecordingProxy(upstream.base_url, out, note="a scripted stand-in") as proxy:
+            with Client(proxy.base_url) as client:
+                client.run(LOOP)
+                with pytest.raises(OutputLimitError):
+                    client.run(RunRequest("real", 4, prompt="Tell a story."))
+                with pytest.raises(BackendError):
+                    client.probe_tool_calling("real", tool_choice="required")
+    return out
+
+
+@pytest.fixture
+def demo(recording: Path) -> Iterator[DemoServer]:
+    with DemoServer(extra_personas=[ReplayPersona("replayed", recording)]) as server:
+        yield server
+
+
+def _shape(trace: Trace) -> list[tuple[Any, ...]]:
+    return [
+        (
+            it.text,
+            it.finish_reason,
+            [(c.id, c.arguments, c.result, c.is_error) for c in it.tool_calls],
+        )
+        for it in trace.iterations
+    ]
+
+
+def test_an_identical_run_replays_exactly(demo: DemoServer) -> None:
+    with ScriptedServer(SCRIPT[:3]) as live, Client(live.base_url) as client:
+        expected = client.run(LOOP)
+    with Client(demo.base_url) as client:
+        got = client.run(RunRequest("replayed", 128, prompt=LOOP.prompt, tools=(ECHO,)))
+    assert got.text == expected.text == "Done: echo hi."
+    assert _shape(got.trace) == _shape(expected.trace)
+    assert got.trace.tool_calls[1].is_error  # the malformed arguments, replayed as sent
+    chat = [r.json for r in demo.requests if r.path.endswith("/chat/completions")]
+    assert [b["model"] for b in chat] == ["replayed"] * 3
+
+
+def test_replies_carry_the_persona_name_and_recorded_errors_keep_their_status(
+    demo: DemoServer,
+) -> None:
+    with Client(demo.base_url) as client:
+        with pytest.raises(BackendError) as info:
+            client.probe_tool_calling("replayed", tool_choice="required")
+        assert info.value.status_code == 500
+        with pytest.raises(OutputLimitError) as budget:
+            client.run(RunRequest("replayed", 4, prompt="Tell a story."))
+    assert budget.value.trace is not None
+    assert budget.value.trace.iterations[0].raw_content == "Once upon a"
+
+
+def test_an_unrecorded_conversation_follows_the_closest_one_by_position(
+    demo: DemoServer,
+) -> None:
+    # Different prompt, same tools and budget: the recorded loop, round by round.
+    request = RunRequest("replayed", 128, prompt="Something else entirely.", tools=(ECHO,))
+    with Client(demo.base_url) as client:
+        result = client.run(request)
+    assert result.iterations == 3 and result.text == "Done: echo hi."
+    # A small budget without tools is closest to the recorded small-budget run.
+    with Client(demo.base_url) as client, pytest.raises(OutputLimitError):
+        client.run(RunRequest("replayed", 8, prompt="Write an epic."))
+
+
+def test_past_the_recorded_end_the_last_round_is_served_again(tmp_path: Path) -> None:
+    out = tmp_path / "spin.jsonl"
+    spin = [
+        chat_reply(None, tool_calls=[tool_call("echo", {"text": "x"}, id=f"c{i}")])
+        for i in range(2)
+    ]
+    with ScriptedServer(spin) as upstream, RecordingProxy(upstream.base_url, out) as proxy:
+        with Client(proxy.base_url) as client, pytest.raises(IterationLimitError):
+            client.run(RunRequest("real", 64, prompt="spin", tools=(ECHO,), max_iterations=2))
+    with DemoServer(extra_personas=[ReplayPersona("spin", out)]) as server:
+        with Client(server.base_url) as client, pytest.raises(IterationLimitError) as info:
+            client.run(RunRequest("spin", 64, prompt="spin", tools=(ECHO,), max_iterations=5))
+    trace = info.value.trace
+    assert trace is not None and len(trace.iterations) == 5
+    # The repeated recorded id is replaced by the loop, as with any duplicate id.
+    assert [c.received_id for c in trace.tool_calls] == ["c0", "c1", "c1", "c1", "c1"]
+    assert len({c.id for c in trace.tool_calls}) == 5
+
+
+def test_a_malformed_request_is_refused_like_any_persona(demo: DemoServer) -> None:
+    with Client(demo.base_url, max_retries=0) as client:
+        with pytest.raises(BackendError) as info:
+            client.chat({"model": "replayed", "messages": []})
+    assert info.value.status_code == 400
+
+
+def test_the_note_describes_the_persona(demo: DemoServer, recording: Path) -> None:
+    with urllib.request.urlopen(f"{demo.base_url}/models", timeout=10) as resp:
+        models = {m["id"]: m for m in json.load(resp)["data"]}
+    assert models["replayed"]["description"] == "a scripted stand-in"
+    assert len(load_recording(recording)) == 5
+
+
+def test_a_broken_or_empty_recording_is_refused(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"request": {"path": "chat/completions"}}\n')
+    with pytest.raises(ValueError, match="line 1"):
+        load_recording(broken)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(json.dumps({"note": "nothing here"}) + "\n")
+    with pytest.raises(ValueError, match="no chat completions"):
+        ReplayPersona("empty", empty)
+
+
+def test_no_tool_calling_replays_as_no_tool_calling(tmp_path: Path) -> None:
+    out = tmp_path / "plain.jsonl"
+    with ScriptedServer([chat_reply("ping")]) as upstream:
+        with RecordingProxy(upstream.base_url, out) as proxy, Client(proxy.base_url) as client:
+            with pytest.raises(NoToolCallingError):
+                client.probe_tool_calling("real")
+    with DemoServer(extra_personas=[ReplayPersona("plain", out)]) as server:
+        with Client(server.base_url) as client, pytest.raises(NoToolCallingError):
+            client.probe_tool_calling("plain")
