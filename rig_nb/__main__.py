@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from . import __version__
 from ._report import COLUMNS, demo_rows, format_table, format_trace, printable
 from .client import Client
 from .errors import BackendError, NoToolCallingError, OutputLimitError, RigError
 from .loop import RunRequest
+from .tool import Tool
 
 __all__ = ["build_parser", "main"]
 
@@ -31,6 +33,7 @@ _TOOL_CHOICES: dict[str, str | None] = {
     "none": "none",
     "unset": None,
 }
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # The demo's leaky run shown iteration by iteration after the table.
 _LEAKY = "qwen3-no-parser"
 
@@ -56,6 +59,9 @@ def _positive_int(text: str) -> int:
 def _api_key(var: str | None, where: str = "--api-key-env") -> str:
     if var is None:
         return ""
+    if not _ENV_NAME.fullmatch(var):
+        # Not echoed: a key pasted here by mistake must not reach the terminal or a log.
+        raise CommandError(f"{where}: takes the name of an environment variable, not a key")
     value = os.environ.get(var, "")
     if not value:
         raise CommandError(f"{where}: environment variable {var!r} is not set or empty")
@@ -107,7 +113,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    tools: tuple[Any, ...] = ()
+    tools: tuple[Tool, ...] = ()
     if args.demo_tools:
         from .demo import demo_tools
 
@@ -231,10 +237,32 @@ def cmd_serve_demo(args: argparse.Namespace) -> int:
             except (KeyboardInterrupt, _Terminated):
                 pass
     finally:
-        if in_main:
+        if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     print("demo endpoint stopped", flush=True)
     return 0
+
+
+class _Parser(argparse.ArgumentParser):
+    """No abbreviations ("--api-key" must not mean "--api-key-env"); stray values not echoed."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        prefix = "unrecognized arguments: "
+        if message.startswith(prefix):
+            # A key typed into argv by mistake must not be copied into a terminal or a log.
+            words = message[len(prefix) :].split()
+            options = [w.partition("=")[0] for w in words if w.startswith("-")]
+            hidden = len(words) - len(options) + sum("=" in w for w in words if w.startswith("-"))
+            message = (
+                prefix
+                + " ".join(options)
+                + (f" (and {hidden} values, not shown)" if hidden else "")
+            )
+        super().error(message)
 
 
 def _endpoint_args(p: argparse.ArgumentParser) -> None:
@@ -249,7 +277,7 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rig-nb",
         description="Probe, run and compare OpenAI-compatible endpoints serving reasoning models.",
     )

@@ -22,8 +22,9 @@ __all__ = ["PastCall", "Persona", "Said", "ToolSpec", "Turn", "count_words", "tr
 
 _WORD = re.compile(r"\S+")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-# A run of capitalised words ("Lisbon", "New York"); sentence-initial ones are skipped.
-_NAME = re.compile(r"[A-Z][a-z]+(?:[ -][A-Z][a-z]+)*")
+# A run of capitalised words ("Lisbon", "New York") and the character before it, which
+# tells a sentence-initial word (skipped) from a name; one linear scan.
+_NAME = re.compile(r"(\S?)\s*([A-Z][a-z]+(?:[ -][A-Z][a-z]+)*)")
 _NOT_NAMES = {"Celsius", "Fahrenheit", "Then", "Also", "Please", "Thanks"}
 
 
@@ -162,12 +163,11 @@ class Turn:
     def names(self) -> list[str]:
         """Names in the prompt ("Lisbon", "New York"), in order, without repeats."""
         found: list[str] = []
-        for m in _NAME.finditer(self.prompt):
-            before = self.prompt[: m.start()].rstrip()
-            if not before or before[-1] in ".?!:;\"'(\n" or m.group() in _NOT_NAMES:
+        for before, name in _NAME.findall(self.prompt):
+            if before in ("", ".", "?", "!", ":", ";", '"', "'", "(") or name in _NOT_NAMES:
                 continue
-            if m.group() not in found:
-                found.append(m.group())
+            if name not in found:
+                found.append(name)
         return found
 
     def numbers(self) -> list[int | float]:
@@ -188,29 +188,37 @@ class Turn:
         candidates = [t for t in self.tools if forced is None or t.name == forced]
         done = {c.name for c in self.calls}
         for t in candidates:
-            if t.name not in done:
-                return [(t.name, args) for args in self.fill(t)]
+            calls = [] if t.name in done else self.fill(t)
+            if calls:
+                return [(t.name, args) for args in calls]
         if forced is not None or self.tool_choice == "required":
-            return [(candidates[0].name, self.fill(candidates[0])[0])]
+            return [(candidates[0].name, self.fill(candidates[0], invent=True)[0])]
         return []
 
-    def fill(self, spec: ToolSpec) -> list[dict[str, Any]]:
-        """Arguments for `spec` taken from the prompt and results: one dict per call to make."""
+    def fill(self, spec: ToolSpec, *, invent: bool = False) -> list[dict[str, Any]]:
+        """Arguments for `spec` from the prompt and results: one dict per call to make.
+
+        No call (`[]`) when the numbers it needs are nowhere to be found, unless
+        `invent`, as a model made to call something does.
+        """
         props = spec.parameters.get("properties")
         props = props if isinstance(props, dict) else {}
         required = spec.parameters.get("required")
         wanted = [str(n) for n in (required if isinstance(required, list) else list(props))]
-        numbers = iter([*self.numbers(), 1, 2, 3, 4])
+        known = self.numbers()
+        numbers = iter([*known, 1, 2, 3, 4] if invent else known)
         base: dict[str, Any] = {}
         strings: list[str] = []
         for name in wanted:
-            found = props.get(name)
-            schema: Mapping[str, Any] = found if isinstance(found, dict) else {}
+            given = props.get(name)
+            schema: Mapping[str, Any] = given if isinstance(given, dict) else {}
             kind = schema.get("type")
             if isinstance(schema.get("enum"), list) and schema["enum"]:
                 base[name] = schema["enum"][0]
             elif kind in ("number", "integer"):
-                value = next(numbers, 0)
+                value = next(numbers, None)
+                if value is None:
+                    return []
                 base[name] = int(value) if kind == "integer" else value
             elif kind == "boolean":
                 base[name] = True
@@ -220,11 +228,11 @@ class Turn:
                 base[name] = {}
             else:
                 strings.append(name)
-        found = self.names
+        names = self.names
         if len(strings) == 1:
-            return [{**base, strings[0]: n} for n in found or [_default_string(strings[0])]]
+            return [{**base, strings[0]: n} for n in names or [_default_string(strings[0])]]
         for i, s in enumerate(strings):
-            base[s] = found[i] if i < len(found) else _default_string(s)
+            base[s] = names[i] if i < len(names) else _default_string(s)
         return [base]
 
     def answer(self) -> str:

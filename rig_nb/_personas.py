@@ -213,7 +213,7 @@ class ToolSpinner(Persona):
         forced = turn.forced_tool
         tools = [t for t in turn.tools if t.name == forced] if forced else turn.tools
         spec = tools[turn.rounds % len(tools)]
-        args = turn.fill(spec)[0]
+        args = turn.fill(spec, invent=True)[0]
         if turn.rounds < self.sane_rounds:
             return Said(None, [(spec.name, args)])
         return Said(None, [(spec.name, json.dumps(args)[:-1] + ",")])

@@ -113,7 +113,7 @@ def test_models_lists_every_persona(demo: DemoServer) -> None:
         pytest.param(
             "tool-spinner", "tool call", "IterationLimitError", {"none"}, 8, 8, id="spinner"
         ),
-        pytest.param("html-injector", "tool call", "ok", {"closed"}, 3, 3, id="html"),
+        pytest.param("html-injector", "tool call", "ok", {"closed"}, 2, 2, id="html"),
     ],
 )
 def test_persona_probe_and_loop(
@@ -247,6 +247,8 @@ def test_html_injector_puts_markup_everywhere(client: Client) -> None:
     assert all(XSS_IMG in json.loads(c.arguments)["city"] for c in first.tool_calls)
     assert XSS_IMG in first.tool_calls[0].result  # the tool's error echoes the argument
     assert XSS_IMG in last.text and XSS_SCRIPT in last.text
+    # Both lookups failed, so there was nothing to add.
+    assert [c.name for c in trace.tool_calls] == ["get_weather", "get_weather"]
 
 
 @pytest.mark.parametrize("model", PERSONAS)
@@ -272,6 +274,25 @@ def test_tool_choice_is_honoured(demo: DemoServer, tool_choice: Any, names: list
     body = chat(demo, "well-behaved", tools=tools, tool_choice=tool_choice)
     calls = body["choices"][0]["message"].get("tool_calls", [])
     assert [c["function"]["name"] for c in calls] == names
+
+
+def test_numbers_are_not_made_up_unless_a_call_is_required(demo: DemoServer) -> None:
+    add = [demo_tools()[1].to_openai()]
+    messages = [{"role": "user", "content": "Please add the two numbers."}]
+    body = post(demo, {"model": "well-behaved", "messages": messages, "tools": add}).json()
+    assert "tool_calls" not in body["choices"][0]["message"]
+    forced = {
+        "model": "well-behaved",
+        "messages": messages,
+        "tools": add,
+        "tool_choice": "required",
+    }
+    calls = post(demo, forced).json()["choices"][0]["message"]["tool_calls"]
+    assert [json.loads(c["function"]["arguments"]) for c in calls] == [{"a": 1, "b": 2}]
+    messages = [{"role": "user", "content": "Please add 17 and 25."}]
+    body = post(demo, {"model": "well-behaved", "messages": messages, "tools": add}).json()
+    call = body["choices"][0]["message"]["tool_calls"][0]["function"]
+    assert json.loads(call["arguments"]) == {"a": 17, "b": 25}
 
 
 def test_tool_names_come_from_the_request(demo: DemoServer) -> None:
