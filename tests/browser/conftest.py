@@ -1,51 +1,102 @@
 """Browser tier: JupyterLab and Voila as subprocesses on 127.0.0.1, driven by headless Chromium.
 
 Chromium is Debian's (/usr/bin/chromium, installed by scripts/setup-browser); playwright only
-drives it. Every server started here is stopped by PID at session end. Nothing may reach the
-network: the browser aborts any request that is not for 127.0.0.1 and records it.
+drives it. The notebooks run on the demo endpoint inside their kernels. Every server started
+here is stopped by PID at session end; the browser aborts and records any request that is not
+for 127.0.0.1. Failures leave a screenshot and the console log under test-artifacts/browser/.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import secrets
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
-import nbformat
 import pytest
-from playwright.sync_api import BrowserContext, Page, Playwright, Route, sync_playwright
+from jupyter_rig import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    Server,
+    jupyter_environment,
+    lab_argv,
+    start_server,
+    voila_argv,
+    write_notebook,
+)
+from playwright.sync_api import BrowserContext, Page, Playwright, Route, expect, sync_playwright
+
+from rig_nb import Client, RunRequest, Trace
+from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts" / "browser"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-    "--disable-dev-shm-usage",
+DOCS = REPO / "docs"
+QUICKSTART = "01-quickstart.ipynb"
+TIMEOUT_MS = 90_000
+CALL_FAILED = pytest.StashKey[bool]()
+# Voila's lab template links Font Awesome from this CDN (voila 0.5, templates/lab/index.html.j2).
+# Aborted like any other offsite request, but not a failure: the widgets' icons still render.
+VOILA_FONT_AWESOME = "https://cdn.jsdelivr.net/npm/@fortawesome/fontawesome-free@"
+
+HOSTILE_GATEWAY = '''\
+from rig_nb.testing import LoopbackServer, Reply
+
+
+class HostileGateway(LoopbackServer):
+    """A proxy whose own error message carries live markup."""
+
+    def handle(self, request):
+        message = f"upstream refused {XSS_SCRIPT} {XSS_IMG}"
+        return Reply({"error": {"message": message, "type": "bad_request"}}, status=400)
+
+
+gateway = HostileGateway()
+gateway.start()
+'''
+
+# Endpoint text with live markup through every widget: TraceView (rows opened), LeakLab on a
+# raw reply, CompareView over the persona and a gateway whose error message holds markup.
+MARKUP_CELLS = [
+    "from rig_nb import Client, RunRequest\n"
+    "from rig_nb.compare import Endpoint, compare\n"
+    "from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, XSS_IMG, XSS_SCRIPT, DemoServer\n"
+    "from rig_nb.demo import demo_tools\n"
+    "from rig_nb.widgets import CompareView, LeakLab, TraceView\n"
+    "\n"
+    "demo = DemoServer()\n"
+    "demo.start()\n"
+    "client = Client(demo.base_url)",
+    HOSTILE_GATEWAY,
+    "view = TraceView()\n"
+    "display(view)\n"
+    'request = RunRequest("html-injector", 1024, system=DEMO_SYSTEM, prompt=DEMO_PROMPT,\n'
+    "                     tools=demo_tools())\n"
+    "result = client.run(request, trace=view.trace)\n"
+    "for row in view.rows:\n"
+    "    row.toggle.value = True",
+    "LeakLab(result.trace.iterations[-1].raw_content)",
+    'CompareView(compare([Endpoint("html-injector", demo.base_url, "html-injector"),\n'
+    '                     Endpoint("hostile-gateway", gateway.base_url, "any-model")]))',
 ]
-STARTUP_DEADLINE_S = 90.0
-WIDGET_ERROR = "Error displaying widget"
-# JupyterLab front-end plugins that would call out to the network or pop up over the notebook.
-DISABLED_LAB_PLUGINS = {
-    "@jupyterlab/apputils-extension:announcements": True,
-    "@jupyterlab/extensionmanager-extension": True,
-}
+
+COMPARE_MODELS = ["well-behaved", "budget-think", "hermes-text-tools", "tool-spinner"]
+COMPARE_CELLS = [
+    "from rig_nb.compare import Endpoint, compare\n"
+    "from rig_nb.demo import DemoServer\n"
+    "from rig_nb.widgets import CompareView\n"
+    "\n"
+    "demo = DemoServer()\n"
+    "demo.start()",
+    f"models = {COMPARE_MODELS!r}\n"
+    "CompareView(compare([Endpoint(m, demo.base_url, m) for m in models]))",
+]
+
+# The detector's own check: an unescaped HTML widget holding the payload does run it here.
+CONTROL_CELLS = [
+    "import ipywidgets as widgets\nfrom rig_nb.demo import XSS_IMG\n\nwidgets.HTML(value=XSS_IMG)",
+]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -53,183 +104,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.browser)
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@dataclass
-class Server:
-    """A Jupyter-family server running as a subprocess of the test session."""
-
-    name: str
-    proc: subprocess.Popen[bytes]
-    port: int
-    token: str
-    log_path: Path
-
-    @property
-    def origin(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def url(self, path: str) -> str:
-        sep = "&" if "?" in path else "?"
-        return f"{self.origin}{path}{sep}token={self.token}"
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def wait_ready(self, probe_path: str) -> None:
-        deadline = time.monotonic() + STARTUP_DEADLINE_S
-        last = ""
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self.proc.returncode}:\n{self.log()}")
-            try:
-                resp = httpx.get(self.url(probe_path), timeout=5.0)
-                if resp.status_code == 200:
-                    return
-                last = f"HTTP {resp.status_code}"
-            except httpx.TransportError as exc:
-                last = repr(exc)
-            # Wait on the process rather than sleeping: returns early if it dies.
-            try:
-                self.proc.wait(timeout=0.25)
-            except subprocess.TimeoutExpired:
-                pass
-        raise RuntimeError(f"{self.name} not ready after {STARTUP_DEADLINE_S}s ({last}):\n{self.log()}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
-
-
-def start_server(name: str, argv: list[str], env: dict[str, str], log_dir: Path) -> Server:
-    port = free_port()
-    token = secrets.token_hex(16)
-    log_path = log_dir / f"{name}.log"
-    argv = [a.format(port=port, token=token) for a in argv]
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=log_dir)
-    return Server(name=name, proc=proc, port=port, token=token, log_path=log_path)
-
-
-@pytest.fixture(scope="session")
-def artifacts() -> Path:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    return ARTIFACTS
-
-
-@pytest.fixture(scope="session")
-def server_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The directory both servers serve: notebooks are written or copied here."""
-    return tmp_path_factory.mktemp("root")
-
-
-@pytest.fixture(scope="session")
-def jupyter_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """Environment for the servers: private config, data and runtime dirs, no ambient tokens."""
-    base = tmp_path_factory.mktemp("jupyter")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "OPENAI_"))}
-    for var, sub in [
-        ("JUPYTER_CONFIG_DIR", "config"),
-        ("JUPYTER_DATA_DIR", "data"),
-        ("JUPYTER_RUNTIME_DIR", "runtime"),
-        ("IPYTHONDIR", "ipython"),
-    ]:
-        (base / sub).mkdir()
-        env[var] = str(base / sub)
-    labconfig = base / "config" / "labconfig"
-    labconfig.mkdir()
-    (labconfig / "page_config.json").write_text(
-        json.dumps({"disabledExtensions": DISABLED_LAB_PLUGINS})
-    )
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
-@pytest.fixture(scope="session")
-def lab(
-    jupyter_env: dict[str, str], server_root: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Server]:
-    state = tmp_path_factory.mktemp("labstate")
-    argv = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        "--no-browser",
-        "--ip=127.0.0.1",
-        "--port={port}",
-        "--ServerApp.port_retries=0",
-        "--allow-root",
-        "--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={server_root}",
-        "--LabApp.news_url=None",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabApp.extension_manager=readonly",
-        f"--LabApp.workspaces_dir={state / 'workspaces'}",
-        f"--LabApp.user_settings_dir={state / 'settings'}",
-    ]
-    server = start_server("jupyterlab", argv, jupyter_env, state)
-    try:
-        server.wait_ready("/api/status")
-        yield server
-    finally:
-        server.stop()
-        _keep_log(server)
-
-
-def _keep_log(server: Server) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(server.log_path, ARTIFACTS / server.log_path.name)
-
-
-@dataclass
-class Browser:
-    context: BrowserContext
-    offsite: list[str] = field(default_factory=list)
-
-
-@pytest.fixture(scope="session")
-def playwright() -> Iterator[Playwright]:
-    with sync_playwright() as pw:
-        yield pw
-
-
-@pytest.fixture(scope="session")
-def browser(playwright: Playwright, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    context = playwright.chromium.launch_persistent_context(
-        str(profile),
-        executable_path=CHROMIUM,
-        headless=True,
-        args=CHROMIUM_ARGS,
-        viewport={"width": 1280, "height": 900},
-    )
-    result = Browser(context)
-
-    def guard(route: Route) -> None:
-        url = route.request.url
-        if url.startswith(("http://127.0.0.1:", "ws://127.0.0.1:", "data:", "blob:")):
-            route.continue_()
-        else:
-            result.offsite.append(url)
-            route.abort()
-
-    context.route("**/*", guard)
-    try:
-        yield result
-    finally:
-        context.close()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -240,11 +114,117 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-CALL_FAILED = pytest.StashKey[bool]()
+def demo_run(model: str) -> Trace:
+    """The demo request run on `model`, as the notebooks run it: the personas are deterministic."""
+    with DemoServer() as server, Client(server.base_url) as client:
+        request = RunRequest(
+            model, 1024, system=DEMO_SYSTEM, prompt=DEMO_PROMPT, tools=demo_tools()
+        )
+        return client.run(request).trace
+
+
+@pytest.fixture(scope="session")
+def quickstart_trace() -> Trace:
+    return demo_run("qwen3-no-parser")
+
+
+@pytest.fixture(scope="session")
+def injector_trace() -> Trace:
+    return demo_run("html-injector")
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def server_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The directory both servers serve: the quickstart and the tier's own notebooks."""
+    root = tmp_path_factory.mktemp("root")
+    shutil.copyfile(REPO / "notebooks" / QUICKSTART, root / QUICKSTART)
+    write_notebook(root / "markup.ipynb", MARKUP_CELLS)
+    write_notebook(root / "compare.ipynb", COMPARE_CELLS)
+    write_notebook(root / "control.ipynb", CONTROL_CELLS)
+    return root
+
+
+@pytest.fixture(scope="session")
+def jupyter_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return jupyter_environment(tmp_path_factory.mktemp("jupyter"))
+
+
+def _serve(
+    name: str, argv: list[str], env: dict[str, str], workdir: Path, probe: str
+) -> Iterator[Server]:
+    server = start_server(name, argv, env, workdir)
+    try:
+        server.wait_ready(probe)
+        yield server
+    finally:
+        server.stop()
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(server.log_path, ARTIFACTS / server.log_path.name)
+
+
+@pytest.fixture(scope="session")
+def lab(
+    jupyter_env: dict[str, str], server_root: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    state = tmp_path_factory.mktemp("lab")
+    yield from _serve("jupyterlab", lab_argv(server_root, state), jupyter_env, state, "/api/status")
+
+
+@pytest.fixture(scope="session")
+def voila(
+    jupyter_env: dict[str, str], server_root: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    state = tmp_path_factory.mktemp("voila")
+    yield from _serve("voila", voila_argv(server_root), jupyter_env, state, "/")
+
+
+@dataclass
+class Browser:
+    context: BrowserContext
+    offsite: list[str] = field(default_factory=list)
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    pw: Playwright
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1600, "height": 1000},
+        )
+        context.set_default_timeout(TIMEOUT_MS)
+        expect.set_options(timeout=TIMEOUT_MS)
+        result = Browser(context)
+
+        def guard(route: Route) -> None:
+            url = route.request.url
+            if url.startswith(("http://127.0.0.1:", "ws://127.0.0.1:")):
+                route.continue_()
+                return
+            if not url.startswith(VOILA_FONT_AWESOME):
+                result.offsite.append(url)
+            route.abort()
+
+        context.route("**/*", guard)
+        try:
+            yield result
+        finally:
+            context.close()
 
 
 @pytest.fixture
 def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
+    seen = len(browser.offsite)
     page = browser.context.new_page()
     console: list[str] = []
     page.on("console", lambda msg: console.append(f"{msg.type}: {msg.text}"))
@@ -255,36 +235,8 @@ def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
         if request.node.stash.get(CALL_FAILED, False):
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             stem = ARTIFACTS / f"failed-{request.node.name}"
-            page.screenshot(path=f"{stem}.png", full_page=True)
+            page.screenshot(path=f"{stem}.png")
             Path(f"{stem}.console.txt").write_text("\n".join(console))
         page.close()
-    assert browser.offsite == [], f"the page tried to leave 127.0.0.1: {browser.offsite}"
-
-
-def write_notebook(root: Path, name: str, cells: list[str]) -> Path:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
-    path = root / name
-    nbformat.write(nb, path)
-    return path
-
-
-def open_in_lab(page: Page, lab: Server, name: str) -> None:
-    page.goto(lab.url(f"/lab/tree/{name}"))
-    page.locator("#jupyterlab-splash").wait_for(state="detached", timeout=60_000)
-    page.locator(".jp-NotebookPanel .jp-Notebook").first.wait_for(state="visible", timeout=60_000)
-    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
-        state="attached", timeout=60_000
-    )
-
-
-def run_all_cells(page: Page) -> None:
-    """Run every cell through the Run menu, as a person would."""
-    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
-    item = page.locator(".lm-Menu-item[data-command='runmenu:run-all']:not(.lm-mod-disabled)")
-    item.click()
-
-
-def no_widget_errors(page: Page) -> Any:
-    return page.get_by_text(WIDGET_ERROR).count() == 0
+    offsite = browser.offsite[seen:]
+    assert offsite == [], f"the page tried to leave 127.0.0.1: {offsite}"

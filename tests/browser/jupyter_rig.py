@@ -1,0 +1,257 @@
+"""Plumbing for the browser tier: Jupyter servers as subprocesses, notebooks, page helpers.
+
+Servers listen on 127.0.0.1 with a random port and a token, read config only from private
+temporary dirs, and are stopped by PID. Page helpers drive JupyterLab as a person would
+(open the notebook, Run > Run All Cells) and locate widget outputs by their own text, which
+works the same in JupyterLab and in Voila.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+from playwright.sync_api import Locator, Page, expect
+
+CHROMIUM = "/usr/bin/chromium"
+# Without the background-networking flags Chromium tries the (closed) network at start.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+]
+STARTUP_DEADLINE_S = 120.0
+# Text each widget always shows: how its output is found in the page.
+TRACE_VIEW = "tokens in/out"
+LEAK_LAB = "reasoning_shape:"
+COMPARE_VIEW = "What the outcomes mean"
+WIDGET_ERROR = "Error displaying widget"
+XSS_MARKER = "window.__rig_xss"
+# JupyterLab front-end plugins that call out to the network or pop up over the notebook.
+DISABLED_LAB_PLUGINS = {
+    "@jupyterlab/apputils-extension:announcements": True,
+    "@jupyterlab/extensionmanager-extension": True,
+}
+# Every cell stays attached to the DOM, so outputs can be found wherever they are scrolled.
+LAB_USER_SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+}
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class Server:
+    """A Jupyter-family server running as a subprocess of the test session."""
+
+    name: str
+    proc: subprocess.Popen[bytes]
+    port: int
+    token: str
+    log_path: Path
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def url(self, path: str) -> str:
+        sep = "&" if "?" in path else "?"
+        return f"{self.origin}{path}{sep}token={self.token}"
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_ready(self, probe_path: str) -> None:
+        """Poll `probe_path` until it answers 200; fail early if the process exits."""
+        deadline = time.monotonic() + STARTUP_DEADLINE_S
+        last = ""
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.proc.returncode}:\n{self.log()}")
+            try:
+                resp = httpx.get(self.url(probe_path), timeout=5.0, trust_env=False)
+                if resp.status_code == 200:
+                    return
+                last = f"HTTP {resp.status_code}"
+            except httpx.TransportError as exc:
+                last = repr(exc)
+            try:
+                self.proc.wait(timeout=0.25)
+            except subprocess.TimeoutExpired:
+                pass
+        raise RuntimeError(
+            f"{self.name} not ready in {STARTUP_DEADLINE_S}s ({last}):\n{self.log()}"
+        )
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+
+
+def start_server(name: str, argv: list[str], env: dict[str, str], workdir: Path) -> Server:
+    """Start `argv` ({port} and {token} filled in) with output to workdir/<name>.log."""
+    port = free_port()
+    token = secrets.token_hex(16)
+    log_path = workdir / f"{name}.log"
+    argv = [a.format(port=port, token=token) for a in argv]
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
+    return Server(name=name, proc=proc, port=port, token=token, log_path=log_path)
+
+
+def jupyter_environment(base: Path) -> dict[str, str]:
+    """The servers' environment: private config, data and runtime dirs, no ambient endpoint."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("JUPYTER", "OPENAI_", "RIG_NB_")) and k != "IPYTHONDIR"
+    }
+    for var, sub in [
+        ("JUPYTER_CONFIG_DIR", "config"),
+        ("JUPYTER_DATA_DIR", "data"),
+        ("JUPYTER_RUNTIME_DIR", "runtime"),
+        ("IPYTHONDIR", "ipython"),
+    ]:
+        (base / sub).mkdir(parents=True, exist_ok=True)
+        env[var] = str(base / sub)
+    labconfig = base / "config" / "labconfig"
+    labconfig.mkdir(exist_ok=True)
+    (labconfig / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": DISABLED_LAB_PLUGINS})
+    )
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def lab_argv(root: Path, state: Path) -> list[str]:
+    settings = state / "settings"
+    for rel, values in LAB_USER_SETTINGS.items():
+        path = settings / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+    return [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--allow-root",
+        "--ip=127.0.0.1",
+        "--port={port}",
+        "--ServerApp.port_retries=0",
+        "--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.extension_manager=readonly",
+        f"--LabApp.workspaces_dir={state / 'workspaces'}",
+        f"--LabApp.user_settings_dir={settings}",
+    ]
+
+
+def voila_argv(root: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "voila",
+        "--no-browser",
+        "--Voila.ip=127.0.0.1",
+        "--Voila.port={port}",
+        "--Voila.port_retries=0",
+        "--Voila.token={token}",
+        f"--Voila.root_dir={root}",
+    ]
+
+
+def write_notebook(path: Path, cells: list[str]) -> None:
+    """A version 4 notebook of code cells, kernel python3, never run."""
+    nb = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": f"cell-{i}",
+                "metadata": {},
+                "outputs": [],
+                "source": src,
+            }
+            for i, src in enumerate(cells)
+        ],
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path.write_text(json.dumps(nb, indent=1))
+
+
+def open_in_lab(page: Page, lab: Server, name: str) -> None:
+    """Open notebook `name` in JupyterLab and wait until its kernel is idle."""
+    page.goto(lab.url(f"/lab/tree/{name}?reset"))
+    page.locator("#jupyterlab-splash").wait_for(state="detached")
+    page.locator(".jp-NotebookPanel .jp-Notebook").first.wait_for(state="visible")
+    # The toolbar indicator reads "idle" before the kernel exists; the status bar does not.
+    page.locator(".jp-StatusBar-TextItem", has_text=re.compile(r"\| Idle$")).wait_for()
+
+
+def run_all_cells(page: Page) -> None:
+    """Run > Run All Cells, as a person would."""
+    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+    page.locator(".lm-Menu-item[data-command='runmenu:run-all']:not(.lm-mod-disabled)").click()
+
+
+def open_in_voila(page: Page, voila: Server, name: str) -> None:
+    page.goto(voila.url(f"/voila/render/{name}"))
+
+
+def output_with(page: Page, text: str) -> Locator:
+    """The cell outputs whose rendered text contains `text`."""
+    return page.locator(".jp-OutputArea-output").filter(has_text=text)
+
+
+def trace_rows(output: Locator) -> Locator:
+    """The expand toggles of a TraceView: one per iteration row."""
+    return output.locator("button[title='show everything sent and received']")
+
+
+def expect_no_widget_errors(page: Page) -> None:
+    expect(page.get_by_text(WIDGET_ERROR)).to_have_count(0)
+
+
+def expect_markup_inert(page: Page, outputs: dict[str, Locator], payloads: list[str]) -> None:
+    """Each output shows every payload as text; none became an element or ran."""
+    for name, output in outputs.items():
+        for payload in payloads:
+            assert payload in output.inner_text(), f"{name} does not show {payload!r} as text"
+    assert page.locator("img[src='x']").count() == 0, "an <img> from endpoint text is in the DOM"
+    scripts = page.locator("script").evaluate_all("els => els.map(e => e.textContent)")
+    assert not [s for s in scripts if XSS_MARKER in s], (
+        "a <script> from endpoint text is in the DOM"
+    )
+    assert page.evaluate(f"typeof {XSS_MARKER}") == "undefined", "endpoint text ran as script"

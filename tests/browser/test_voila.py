@@ -1,0 +1,89 @@
+"""The notebook widgets in Voila, in headless Chromium; the README's screenshots come from here."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from conftest import COMPARE_MODELS, DOCS, QUICKSTART
+from jupyter_rig import (
+    COMPARE_VIEW,
+    LEAK_LAB,
+    TRACE_VIEW,
+    Server,
+    expect_markup_inert,
+    expect_no_widget_errors,
+    open_in_voila,
+    output_with,
+    trace_rows,
+)
+from playwright.sync_api import Page, expect
+
+from rig_nb import Trace
+from rig_nb.compare import DEFAULT_SCENARIOS
+from rig_nb.demo import XSS_IMG, XSS_SCRIPT
+
+
+def _keep(artifacts: Path, name: str) -> None:
+    """Copy a screenshot to docs/ (the README's) when missing or when RIG_NB_UPDATE_DOCS=1.
+
+    Latencies and ports differ on every run: refreshing always would dirty the tree each time.
+    """
+    target = DOCS / name
+    if os.environ.get("RIG_NB_UPDATE_DOCS") == "1" or not target.exists():
+        DOCS.mkdir(exist_ok=True)
+        shutil.copyfile(artifacts / name, target)
+
+
+def test_quickstart_in_voila(
+    page: Page, voila: Server, quickstart_trace: Trace, artifacts: Path
+) -> None:
+    open_in_voila(page, voila, QUICKSTART)
+    n = len(quickstart_trace.iterations)
+    view = output_with(page, TRACE_VIEW).first
+    expect(trace_rows(view)).to_have_count(n)
+    expect(view).to_contain_text(f"ok, {n} iterations")
+    expect(view.get_by_text("Raw reply")).to_have_count(1)
+    expect(output_with(page, LEAK_LAB)).to_have_count(1)
+    expect_no_widget_errors(page)
+    page.screenshot(path=str(artifacts / "quickstart-voila.png"), full_page=True)
+    view.screenshot(path=str(artifacts / "traceview.png"))
+    _keep(artifacts, "traceview.png")
+
+
+def test_compare_view_in_voila(page: Page, voila: Server, artifacts: Path) -> None:
+    open_in_voila(page, voila, "compare.ipynb")
+    view = output_with(page, COMPARE_VIEW)
+    expect(view).to_have_count(1)
+    expect(view.locator("tbody tr")).to_have_count(len(COMPARE_MODELS) * len(DEFAULT_SCENARIOS))
+    for model in COMPARE_MODELS:
+        expect(view).to_contain_text(f"{model}: ")
+    for outcome in ["OutputLimitError", "NoToolCallingError", "IterationLimitError"]:
+        expect(view.locator("li", has_text=outcome)).to_have_count(1)
+    expect_no_widget_errors(page)
+    view.screenshot(path=str(artifacts / "compareview.png"))
+    _keep(artifacts, "compareview.png")
+
+
+def test_endpoint_markup_is_text_in_voila(
+    page: Page, voila: Server, injector_trace: Trace, artifacts: Path
+) -> None:
+    open_in_voila(page, voila, "markup.ipynb")
+    trace_view = output_with(page, TRACE_VIEW)
+    n = len(injector_trace.iterations)
+    expect(trace_rows(trace_view)).to_have_count(n)
+    expect(trace_view.get_by_text("Raw reply")).to_have_count(n)
+    compare_view = output_with(page, COMPARE_VIEW)
+    expect(compare_view).to_contain_text("hostile-gateway")
+    expect_no_widget_errors(page)
+    page.screenshot(path=str(artifacts / "markup-voila.png"), full_page=True)
+    expect_markup_inert(
+        page,
+        {
+            "TraceView": trace_view,
+            "LeakLab": output_with(page, LEAK_LAB),
+            "CompareView": compare_view,
+        },
+        [XSS_SCRIPT, XSS_IMG],
+    )
