@@ -4,9 +4,10 @@
                   Endpoint("ollama", "http://localhost:11434", "qwen3:4b")])
 
 One row per (endpoint, scenario), in endpoint order then scenario order. A
-scenario is plain data (`Scenario`); add your own to `DEFAULT_SCENARIOS` or
-pass a list. A failing endpoint is a row with its error, never an exception
-that loses the other rows. The key never reaches a repr or the DataFrame.
+scenario is plain data (`Scenario`): pass `scenarios=[*DEFAULT_SCENARIOS,
+Scenario("haiku", prompt=...)]`, or register a new kind in `RUNNERS`. A
+failing endpoint is a row with its error, never an exception that loses the
+other rows. The key never reaches a repr or the DataFrame.
 """
 
 from __future__ import annotations
@@ -68,8 +69,9 @@ class Endpoint:
 class Scenario:
     """One check run against every endpoint.
 
-    kind "probe" calls `Client.probe_tool_calling(model, tool_choice=...)`;
-    kind "run" runs the tool loop with the prompt, tools and budget given here.
+    kind "probe" calls `Client.probe_tool_calling(model, tool_choice=...)` (the
+    probe has its own prompt and budget); kind "run" runs the tool loop with the
+    prompt, tools, budget and tool_choice given here.
     `expect_json` decodes the final text with `decode_json_object`;
     `require_tool_call` counts a run that never called a tool as a failure.
     Other kinds can be added to `RUNNERS`.

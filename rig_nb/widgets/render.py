@@ -29,7 +29,7 @@ _OPEN, _CLOSE = "<think>", "</think>"
 _REASONING_STYLE = "background:#eee;color:#777;text-decoration:line-through"
 _PRE_STYLE = (
     "white-space:pre-wrap;word-break:break-word;max-height:24em;overflow:auto;"
-    "margin:0;padding:4px;border:1px solid #ddd;font-size:12px"
+    "margin:0;padding:4px;border:1px solid #ddd;font-size:12px;line-height:1.35"
 )
 
 
@@ -48,6 +48,9 @@ def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
 
 
 def pre(text: str, style: str = _PRE_STYLE) -> str:
+    """`text` escaped in a scrolling <pre>; an empty text says so."""
+    if not text:
+        return f'<pre style="{style};color:#999">(empty)</pre>'
     return f'<pre style="{style}">{esc(text)}</pre>'
 
 
@@ -132,7 +135,15 @@ def table_html(header: list[str], rows: list[list[Any]], cell_styles: list[list[
 def iteration_cells(it: Iteration) -> list[str]:
     """The table row of one iteration, each long field previewed."""
     tokens = f"{it.usage.get('prompt_tokens', 0)}/{it.usage.get('completion_tokens', 0)}"
-    shown = it.text or it.raw_content or it.reasoning_content
+    # An empty answer (a tool-call round) previews what was said instead, labelled.
+    if it.text:
+        shown = it.text
+    elif it.raw_content.strip():
+        shown = "[raw] " + it.raw_content[: PREVIEW_CHARS * 2]
+    elif it.reasoning_content:
+        shown = "[reasoning field] " + it.reasoning_content[: PREVIEW_CHARS * 2]
+    else:
+        shown = ""
     return [
         str(it.index),
         it.finish_reason,
