@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
-import httpx
 import openai
 
-from ._transport import GuardTransport
 from .content import reasoning_shape, strip_reasoning
 from .errors import (
     BackendError,
@@ -24,6 +23,10 @@ from .errors import (
 from .trace import Iteration, Trace
 
 if TYPE_CHECKING:
+    import ssl
+
+    import httpx
+
     from .loop import RunRequest, RunResult
 
 __all__ = ["Client"]
@@ -44,6 +47,20 @@ _PROBE_TOOL = {
     },
 }
 _PROBE_PROMPT = "Call the ping tool now with message 'hello'. Do not answer in text."
+
+_ssl_lock = threading.Lock()
+_ssl_context: ssl.SSLContext | None = None
+
+
+def _shared_ssl_context() -> ssl.SSLContext:
+    # Loading the CA bundle costs 50-90 ms and holds the GIL: once per process.
+    global _ssl_context
+    with _ssl_lock:
+        if _ssl_context is None:
+            import httpx
+
+            _ssl_context = httpx.create_ssl_context()
+        return _ssl_context
 
 
 def _normalize_base_url(base_url: str) -> str:
@@ -203,7 +220,11 @@ class Client:
         timeout: float = 120.0,
         max_retries: int = 2,
     ) -> None:
+        # httpx is imported here, not at import time: openai itself runs on httpx2.
+        import httpx
+
         from . import __version__
+        from ._transport import GuardTransport
 
         if not isinstance(api_key, str):
             raise ValueError("api_key must be a string")
@@ -215,7 +236,9 @@ class Client:
         parts = urlsplit(self._base_url)
         self.endpoint = parts.netloc
         guard = GuardTransport(
-            http_client if http_client is not None else httpx.HTTPTransport(),
+            http_client
+            if http_client is not None
+            else httpx.HTTPTransport(verify=_shared_ssl_context()),
             api_key=api_key,
             user_agent=user_agent or f"rig_nb/{__version__}",
             max_response_bytes=max_response_bytes,

@@ -229,11 +229,13 @@ def run_scenario(
 class _Clients:
     """One Client per endpoint, shared by the threads running its scenarios."""
 
-    def __init__(self, endpoints: list[Endpoint], timeout: float) -> None:
+    def __init__(self, endpoints: list[Endpoint], timeout: float, concurrency: int) -> None:
         self._endpoints = endpoints
         self._timeout = timeout
         self._lock = threading.Lock()
         self._clients: dict[int, Client] = {}
+        # At most `concurrency` pairs in flight against any one endpoint.
+        self._slots = [threading.BoundedSemaphore(concurrency) for _ in endpoints]
 
     def run(self, index: int, scenario: Scenario) -> ScenarioResult:
         endpoint = self._endpoints[index]
@@ -245,7 +247,8 @@ class _Clients:
                     self._clients[index] = client
         except Exception as exc:  # a bad base URL is that endpoint's rows, not an exception
             return ScenarioResult(type(exc).__name__, _scrub(_error_text(exc), endpoint))
-        return run_scenario(endpoint, scenario, timeout=self._timeout, client=client)
+        with self._slots[index]:
+            return run_scenario(endpoint, scenario, timeout=self._timeout, client=client)
 
     def close(self) -> None:
         for client in self._clients.values():
@@ -284,7 +287,10 @@ def compare(
     concurrency: int = 4,
     timeout: float = 120.0,
 ) -> pd.DataFrame:
-    """Run every scenario against every endpoint, `concurrency` pairs at a time.
+    """Run every scenario against every endpoint; rows in endpoint, then scenario order.
+
+    Endpoints run side by side, each with at most `concurrency` scenarios in
+    flight, so a slow endpoint does not hold up the others.
 
     Columns are `COLUMNS`; counts are nullable integers, empty for a pair
     that failed before any request was made.
@@ -296,11 +302,14 @@ def compare(
     eps = list(endpoints)
     scs = list(DEFAULT_SCENARIOS if scenarios is None else scenarios)
     pairs = [(i, s) for i in range(len(eps)) for s in scs]
-    clients = _Clients(eps, timeout)
+    # Submitted scenario-major, so the first wave spreads over every endpoint.
+    order = sorted(range(len(pairs)), key=lambda n: (n % len(scs), n) if scs else n)
+    clients = _Clients(eps, timeout, concurrency)
     try:
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:
-            futures = [pool.submit(clients.run, i, s) for i, s in pairs]
-            rows = [_row(eps[i], s, f.result()) for (i, s), f in zip(pairs, futures, strict=True)]
+        workers = max(1, min(len(pairs), concurrency * len(eps)))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {n: pool.submit(clients.run, *pairs[n]) for n in order}
+            rows = [_row(eps[i], s, futures[n].result()) for n, (i, s) in enumerate(pairs)]
     finally:
         clients.close()
     df = pd.DataFrame(rows, columns=COLUMNS)

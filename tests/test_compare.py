@@ -148,3 +148,28 @@ def test_endpoints_run_concurrently() -> None:
     ratio = wall / serial_sum
     print(f"compare concurrency: wall {wall:.3f} s / serial sum {serial_sum:.3f} s = {ratio:.2f}")
     assert ratio < 0.75
+
+
+def test_concurrency_is_per_endpoint() -> None:
+    import threading
+
+    lock = threading.Lock()
+    state = {"now": 0, "peak": 0}
+    release = threading.Event()
+
+    def slow(request: RecordedRequest) -> dict[str, object]:
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        release.wait(0.3)  # the server holds each request; nothing in the test waits on time
+        with lock:
+            state["now"] -= 1
+        return chat_reply("ok")
+
+    scenarios = [Scenario(f"plain {i}", prompt="hi", max_tokens=16) for i in range(6)]
+    with ScriptedServer([slow] * 6) as a, ScriptedServer([chat_reply("ok")] * 6) as b:
+        eps = [Endpoint("a", a.base_url, "m"), Endpoint("b", b.base_url, "m")]
+        df = compare(eps, scenarios=scenarios, concurrency=2)
+    assert list(df["outcome"]) == ["ok"] * 12
+    assert list(df["endpoint"]) == ["a"] * 6 + ["b"] * 6
+    assert state["peak"] == 2
