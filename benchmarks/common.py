@@ -63,19 +63,45 @@ def median_times(
     contenders: dict[str, Callable[[], object]], samples: int, warmup: int = 1
 ) -> dict[str, float]:
     """Median wall time of each callable over `samples`, interleaved so drift hits all alike."""
+    return median_wall_cpu(contenders, samples, warmup)[0]
+
+
+def median_wall_cpu(
+    contenders: dict[str, Callable[[], object]], samples: int, warmup: int = 1
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Median wall and process CPU time of each callable over `samples`, interleaved."""
+    wall, cpu = sample_wall_cpu(contenders, samples, warmup)
+    return (
+        {name: statistics.median(ts) for name, ts in wall.items()},
+        {name: statistics.median(ts) for name, ts in cpu.items()},
+    )
+
+
+def sample_wall_cpu(
+    contenders: dict[str, Callable[[], object]], samples: int, warmup: int = 1
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall and process CPU time of each callable in each sample, interleaved.
+
+    Every sample runs every contender once, in an order rotated per sample, so
+    a ratio taken within one sample compares runs made under the same load.
+    CPU time is this process only (the benchmark server runs in another): the
+    client's own cost, which moves far less than wall time on a busy machine.
+    """
     names = list(contenders)
     for _ in range(warmup):
         for name in names:
             contenders[name]()
-    times: dict[str, list[float]] = {name: [] for name in names}
+    wall: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
     for i in range(samples):
-        # Rotate the order each sample: no contender always runs right after another.
         order = names[i % len(names) :] + names[: i % len(names)]
         for name in order:
+            c0 = time.process_time()
             t0 = time.perf_counter()
             contenders[name]()
-            times[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+            wall[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
+    return wall, cpu
 
 
 def ms(seconds: float) -> str:

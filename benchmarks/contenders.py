@@ -15,7 +15,6 @@ from typing import Any
 
 import httpx
 import openai
-
 from common import API_KEY, MAX_TOKENS, MODEL, PROMPT
 
 TIMEOUT = 120.0
@@ -94,7 +93,11 @@ class RawSync(Contender):
         extra = {"tools": [ADD_OPENAI], "tool_choice": "auto"}
         msg = self._create(messages, **extra).choices[0].message
         calls = [
-            {"id": c.id, "type": "function", "function": {"name": "add", "arguments": c.function.arguments}}
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": "add", "arguments": c.function.arguments},
+            }
             for c in msg.tool_calls
         ]
         messages.append({"role": "assistant", "content": msg.content or "", "tool_calls": calls})
@@ -165,7 +168,9 @@ class _AsyncContender(Contender):
 
 def async_openai(url: str) -> openai.AsyncOpenAI:
     return openai.AsyncOpenAI(
-        api_key=API_KEY, base_url=url, http_client=httpx.AsyncClient(timeout=TIMEOUT, trust_env=False)
+        api_key=API_KEY,
+        base_url=url,
+        http_client=httpx.AsyncClient(timeout=TIMEOUT, trust_env=False),
     )
 
 
@@ -190,7 +195,11 @@ class RawAsync(_AsyncContender):
         extra = {"tools": [ADD_OPENAI], "tool_choice": "auto"}
         msg = (await self._create(messages, **extra)).choices[0].message
         calls = [
-            {"id": c.id, "type": "function", "function": {"name": "add", "arguments": c.function.arguments}}
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": "add", "arguments": c.function.arguments},
+            }
             for c in msg.tool_calls
         ]
         messages.append({"role": "assistant", "content": msg.content or "", "tool_calls": calls})

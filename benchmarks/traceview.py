@@ -54,25 +54,65 @@ def big_trace(iterations: int, reply_bytes: int = MIB) -> Any:
     return trace
 
 
+def _one_table_what_if(one: Any, many: Any, samples: int) -> str:
+    """What-if (benchmark code): the same row previews as one HTML widget plus a row picker."""
+    try:
+        import ipywidgets
+
+        from rig_nb.widgets.render import ITERATION_HEADER, iteration_cells, table_html
+    except ImportError as exc:
+        return f"\n(what-if not run: {exc})"
+
+    def build(trace: Any) -> None:
+        rows = [iteration_cells(it) for it in trace.iterations]
+        styles = [[""] * len(ITERATION_HEADER) for _ in rows]
+        ipywidgets.VBox(
+            [
+                ipywidgets.Label(value=""),
+                ipywidgets.HTML(value=table_html(ITERATION_HEADER, rows, styles)),
+                ipywidgets.Dropdown(options=[str(it.index) for it in trace.iterations]),
+                ipywidgets.HTML(value=""),
+            ]
+        )
+
+    t = median_times({"1": lambda: build(one), "32": lambda: build(many)}, samples)
+    return (
+        f"\nwhat-if, benchmark code: the same previews as one `HTML` table + a `Dropdown` "
+        f"row picker + one detail `HTML` filled on pick: {ms(t['1'])} vs {ms(t['32'])}, "
+        f"{t['32'] / t['1']:.2f}x"
+    )
+
+
 def measure(samples: int) -> tuple[str, list[Figure]]:
+    from ipywidgets.widgets import widget as widget_module
+
     from rig_nb.widgets import TraceView
 
     one = big_trace(1)
     many = big_trace(32)
     t0 = time.perf_counter()
     TraceView(one)
-    first = time.perf_counter() - t0  # includes the ipywidgets import
+    first = time.perf_counter() - t0
+    registry = widget_module._instances  # every live widget, by model id
+    counts: dict[str, int] = {}
+    for label, trace in (("1 iteration", one), ("32 iterations", many)):
+        before = len(registry)
+        TraceView(trace)
+        counts[label] = len(registry) - before
     times = median_times(
         {"1 iteration": lambda: TraceView(one), "32 iterations": lambda: TraceView(many)}, samples
     )
     ratio = times["32 iterations"] / times["1 iteration"]
+    what_if = _one_table_what_if(one, many, samples)
     lines = [
         f"\nTraceView(trace) build, 1 MiB replies, median of {samples}\n",
-        "| trace | median build |",
-        "|---|---|",
-        f"| 1 iteration (first build, with imports: {ms(first)}) | {ms(times['1 iteration'])} |",
-        f"| 32 iterations | {ms(times['32 iterations'])} |",
+        "| trace | median build | widgets created |",
+        "|---|---|---|",
+        f"| 1 iteration (first build: {ms(first)}) | {ms(times['1 iteration'])} "
+        f"| {counts['1 iteration']} |",
+        f"| 32 iterations | {ms(times['32 iterations'])} | {counts['32 iterations']} |",
         f"\nratio 32 / 1: {ratio:.2f}x",
+        what_if,
     ]
     figure = Figure(
         "TraceView 32 x 1 MiB / 1 x 1 MiB build time",
