@@ -18,7 +18,7 @@ from rig_nb.widgets import CompareView, LeakLab, ProbePanel, TraceView
 from rig_nb.widgets.leak_lab import EXAMPLES
 from rig_nb.widgets.probe_panel import demo_endpoint
 from rig_nb.widgets.render import PREVIEW_CHARS, reasoning_segments
-from rig_nb.widgets.trace_view import IterationRow
+from rig_nb.widgets.trace_view import SEGMENT_ROWS
 
 SECRET = "sk-widget-SECRET-4242"
 
@@ -30,12 +30,42 @@ def demo() -> Iterator[DemoServer]:
 
 
 def walk(widget: Any) -> Iterator[Any]:
-    """Every widget in the tree, row details included (built or not)."""
+    """Every widget in the tree, row details included (built, whether shown or not)."""
     yield widget
     for child in getattr(widget, "children", ()):
         yield from walk(child)
-    if isinstance(widget, IterationRow) and widget.detail is not None:
-        yield widget.detail
+    if isinstance(widget, TraceView):
+        shown = set(map(id, widget.children))
+        yield from (r.detail for r in widget.rows if r.detail and id(r.detail) not in shown)
+
+
+def shown_toggles(view: TraceView) -> list[Any]:
+    """The row toggles on screen, in display order."""
+    return [w for w in walk(view) if isinstance(w, widgets.ToggleButton)]
+
+
+def grid_layout(view: TraceView) -> list[Any]:
+    """The grid's children as (row indices of a segment) or ("detail", index) entries.
+
+    Checks that each segment's toggle column and its lines hold the same rows in order.
+    """
+    kids = list(view.children)
+    assert kids[0] is view.summary
+    toggles = {id(r.toggle): i for i, r in enumerate(view.rows)}
+    details = {id(r.detail): i for i, r in enumerate(view.rows) if r.detail is not None}
+    out: list[Any] = []
+    n = 1
+    while n < len(kids):
+        if id(kids[n]) in details:
+            out.append(("detail", details[id(kids[n])]))
+            n += 1
+            continue
+        column, lines = kids[n], kids[n + 1]
+        idx = [toggles[id(t)] for t in column.children]
+        assert lines.value == "".join(view.rows[i].line for i in idx)
+        out.append(idx)
+        n += 2
+    return out
 
 
 def html_values(widget: Any) -> list[str]:
@@ -84,12 +114,14 @@ def sample_trace() -> Trace:
 
 def test_rows_match_the_trace() -> None:
     view = TraceView(sample_trace())
-    assert len(view.rows_box.children) == 2
+    assert shown_toggles(view) == [r.toggle for r in view.rows] and len(view.rows) == 2
+    assert grid_layout(view) == [[0, 1]]
     first = view.rows[0].cells
     assert first == ["0", "tool_calls", "unopened", "calling", "get_weather", "11/7", "0.25", ""]
     assert view.rows[1].cells[:4] == ["1", "stop", "none", "Oslo is 4 C."]
-    assert ">get_weather</span>" in view.rows[0].summary.value
+    assert ">get_weather</span>" in view.rows[0].line
     assert "ok, 2 iterations, 1 tool calls" in view.summary.value
+    assert ">tokens in/out</span>" in view.summary.value
 
 
 def test_an_empty_answer_previews_what_was_said() -> None:
@@ -112,30 +144,89 @@ def test_rows_appear_while_a_run_fills_the_trace(demo: DemoServer) -> None:
     view = TraceView()
     seen: list[int] = []
     # Registered after the view's own listener: it sees what the view shows at each step.
-    view.trace.add_listener(lambda t: seen.append(len(view.rows_box.children)))
+    view.trace.add_listener(lambda t: seen.append(len(shown_toggles(view))))
     worker = threading.Thread(target=run_demo, args=("qwen3-no-parser", view.trace, demo))
     worker.start()
     worker.join()
     final = len(view.trace.iterations)
     assert final >= 2
-    assert len(view.rows_box.children) == final
+    assert len(shown_toggles(view)) == final
     assert seen == sorted(seen) and seen[-1] == final
     assert any(0 < n < final for n in seen)  # rows were there before the run ended
     assert [r.cells[0] for r in view.rows] == [str(i) for i in range(final)]
-    assert view.summary.value.split(": ", 1)[1].startswith(view.trace.outcome)
+    assert grid_layout(view) == [list(range(final))]
+    assert f": {view.trace.outcome}, {final} iterations" in view.summary.value
 
 
 def test_detail_is_built_on_expand_only() -> None:
     view = TraceView(sample_trace())
     row = view.rows[0]
-    assert row.detail_box.children == () and row.detail is None
+    assert row.detail is None and row.toggle.icon == "chevron-right"
     row.toggle.value = True
     detail = row.detail.value
-    assert row.detail_box.children == (row.detail,)
+    # The detail sits right below its row, across both columns; the rows after it follow.
+    assert grid_layout(view) == [[0], ("detail", 0), [1]]
+    assert (
+        row.detail.layout.grid_area == "auto / 1 / auto / 3" and row.toggle.icon == "chevron-down"
+    )
     assert "get_weather" in detail and "&quot;city&quot;:&quot;Oslo&quot;" in detail
     assert "line-through" in detail  # the part strip_reasoning removes is marked
+    assert view.rows[1].detail is None
     row.toggle.value = False
-    assert row.detail_box.children == ()
+    assert grid_layout(view) == [[0, 1]] and row.toggle.icon == "chevron-right"
+    row.toggle.value = True
+    assert row.detail.value == detail
+
+
+def test_rows_open_anywhere_and_segments_stay_bounded() -> None:
+    n = 2 * SEGMENT_ROWS + 3
+    view = TraceView(Trace(iterations=[Iteration(index=i, text=f"t{i}") for i in range(n)]))
+    first = list(range(SEGMENT_ROWS))
+    assert grid_layout(view) == [first, [i + SEGMENT_ROWS for i in first], [n - 3, n - 2, n - 1]]
+    for i in (3, 4, n - 1):
+        view.rows[i].toggle.value = True
+    expected = [
+        [0, 1, 2, 3],
+        ("detail", 3),
+        [4],
+        ("detail", 4),
+        list(range(5, 5 + SEGMENT_ROWS)),
+        list(range(5 + SEGMENT_ROWS, n)),
+        ("detail", n - 1),
+    ]
+    assert grid_layout(view) == expected
+    assert shown_toggles(view) == [r.toggle for r in view.rows]
+    view.rows[4].toggle.value = False
+    assert grid_layout(view)[:3] == [[0, 1, 2, 3], ("detail", 3), list(range(4, 4 + SEGMENT_ROWS))]
+
+
+def test_a_row_costs_one_widget() -> None:
+    from ipywidgets.widgets import widget as widget_module
+
+    def created(rows: int) -> int:
+        before = len(widget_module._instances)
+        TraceView(Trace(iterations=[Iteration(index=i) for i in range(rows)]))
+        return len(widget_module._instances) - before
+
+    # A toggle per row, and a toggle column plus one HTML of lines per SEGMENT_ROWS rows.
+    assert created(1 + SEGMENT_ROWS) - created(1) == SEGMENT_ROWS + 2
+    assert created(SEGMENT_ROWS) - created(1) == SEGMENT_ROWS - 1
+
+
+def test_an_open_row_follows_its_iteration() -> None:
+    trace = sample_trace()
+    view = TraceView(trace)
+    row = view.rows[1]
+    row.toggle.value = True
+    assert "Tool calls" not in row.detail.value
+    it = trace.iterations[1]
+    it.tool_calls.append(ToolCallRecord(id="b", name="lookup", arguments="{}", result="<b>x"))
+    it.error = "boom"
+    trace.notify()
+    assert row.cells[4] == "lookup" and row.cells[7] == "boom"
+    assert ">lookup</span>" in row.line and ">boom</span>" in row.line
+    assert grid_layout(view) == [[0, 1], ("detail", 1)]
+    assert "&lt;b&gt;x" in row.detail.value and "<b>x" not in row.detail.value
 
 
 def test_long_replies_are_previewed_and_full_on_expand() -> None:
@@ -156,6 +247,18 @@ def test_long_replies_are_previewed_and_full_on_expand() -> None:
     view.rows[5].toggle.value = True
     assert view.rows[5].detail.value.count("x") >= 2 * len(big)
     assert all(r.detail is None for r in view.rows if r is not view.rows[5])
+
+
+def test_a_shorter_trace_starts_the_table_over() -> None:
+    trace = sample_trace()
+    view = TraceView(trace)
+    old = view.rows[0]
+    old.toggle.value = True
+    del trace.iterations[0]
+    trace.notify()
+    assert [r.cells[:2] for r in view.rows] == [["1", "stop"]] and view.rows[0] is not old
+    assert grid_layout(view) == [[0]]
+    assert old.detail not in view.children and old.toggle not in shown_toggles(view)
 
 
 def test_escaping_holds_for_a_script_laden_trace(demo: DemoServer) -> None:

@@ -1,8 +1,23 @@
-"""TraceView: a trace as a live table, one expandable row per iteration."""
+"""TraceView: a trace as a live table, one expandable row per iteration.
+
+Every widget costs a comm message and a browser-side model, so a row is one
+ToggleButton and nothing else: the row's text is a line in an HTML widget
+shared by a run of rows (a segment). The view is one two-column GridBox:
+
+    summary and header                 (spans both columns)
+    toggles of rows 0..k  | lines of rows 0..k
+    detail of row k       (spans both columns; only while row k is open)
+    toggles of rows k+1.. | lines of rows k+1..
+
+A segment ends at an open row or after SEGMENT_ROWS rows, so a live update
+re-sends at most SEGMENT_ROWS lines. Toggles and lines are both LINE_PX high,
+which keeps each toggle beside its line.
+"""
 
 from __future__ import annotations
 
 import threading
+from functools import partial
 from typing import Any
 
 import ipywidgets as widgets
@@ -24,44 +39,36 @@ from .render import (
 
 __all__ = ["IterationRow", "TraceView", "display_trace"]
 
+SEGMENT_ROWS = 16
+LINE_PX = 28
+TOGGLE_PX = 36
+LINE_CLASS = "rig-nb-line"  # marks a row's line, for the browser tests
 _WIDTHS = [32, 80, 130, 360, 120, 100, 70, 220]
 _TOOL_HEADER = ["id", "received id", "name", "arguments", "result", "error", "duration s"]
 _TOGGLE_TOOLTIP = "show everything sent and received"
+_CELL_STYLE = (
+    "flex:none;padding-right:6px;overflow:hidden;white-space:nowrap;text-overflow:ellipsis"
+)
+_LINE_STYLE = f"display:flex;font-size:12px;height:{LINE_PX}px;line-height:{LINE_PX}px"
 
 
 def row_html(cells: list[str], *, header: bool = False) -> str:
     """One table line of fixed-width cells, escaped; the full cell text is its tooltip."""
-    weight = "font-weight:bold;" if header else ""
+    weight = ";font-weight:bold" if header else ""
     spans = "".join(
-        f'<span title="{esc(c)}" style="flex:none;width:{w}px;padding-right:6px;overflow:hidden;'
-        f'white-space:nowrap;text-overflow:ellipsis;{weight}">{esc(c)}</span>'
+        f'<span title="{esc(c)}" style="width:{w}px;{_CELL_STYLE}{weight}">{esc(c)}</span>'
         for c, w in zip(cells, _WIDTHS, strict=True)
     )
-    return f'<div style="display:flex;font-size:12px;line-height:28px">{spans}</div>'
+    if header:  # indented past the toggle column, ruled off from the rows
+        style = f"{_LINE_STYLE};padding-left:{TOGGLE_PX}px;border-bottom:1px solid #999"
+        return f'<div style="{style}">{spans}</div>'
+    return f'<div class="{LINE_CLASS}" style="{_LINE_STYLE}">{spans}</div>'
 
 
-class _Shared:
-    """Layouts and styles one TraceView's rows share: each is a widget, so one per view."""
-
-    def __init__(self) -> None:
-        self.toggle_layout = widgets.Layout(width="36px")
-        self.toggle_style = ToggleButtonStyle()
-        self.html_layout = widgets.Layout()
-        self.html_style = HTMLStyle()
-        self.box_layout = widgets.Layout()
-
-    def html(self, value: str) -> Any:
-        return widgets.HTML(value=value, layout=self.html_layout, style=self.html_style)
-
-    def close(self) -> None:
-        for w in (
-            self.toggle_layout,
-            self.toggle_style,
-            self.html_layout,
-            self.html_style,
-            self.box_layout,
-        ):
-            w.close()
+def top_html(trace: Trace) -> str:
+    """The summary line above the column header."""
+    summary = f'<div style="line-height:{LINE_PX}px">{esc(trace_summary(trace))}</div>'
+    return summary + row_html(ITERATION_HEADER, header=True)
 
 
 def _signature(it: Iteration) -> tuple[Any, ...]:
@@ -107,32 +114,53 @@ def iteration_detail_html(it: Iteration) -> str:
         parts += [f"<b>Tool calls</b> ({len(rows)})", table_html(_TOOL_HEADER, rows, styles)]
     if it.error:
         parts += ["<b>Error</b>", pre(it.error)]
-    return "<div>" + "<br>".join(parts) + "</div>"
+    return '<div style="padding:2px 0 10px">' + "<br>".join(parts) + "</div>"
 
 
-class IterationRow(widgets.VBox):  # type: ignore[misc]
-    """One table row (previews only); the full detail is built on first expand."""
+class _Shared:
+    """One view's layouts and style: each is a widget of its own, so shared by every row."""
 
-    def __init__(self, iteration: Iteration, shared: _Shared | None = None) -> None:
+    def __init__(self) -> None:
+        self.grid_layout = widgets.Layout(
+            grid_template_columns=f"{TOGGLE_PX}px minmax(0, 1fr)", grid_gap="0px", width="100%"
+        )
+        self.toggle_layout = widgets.Layout(
+            width=f"{TOGGLE_PX}px", height=f"{LINE_PX}px", margin="0px"
+        )
+        self.toggle_style = ToggleButtonStyle()
+        self.column_layout = widgets.Layout(margin="0px")
+        self.lines_layout = widgets.Layout(margin="0px")
+        # grid_area, not grid_column: the front end applies grid_area after grid_column, and
+        # an unset grid_area removes the grid-area shorthand, grid-column included.
+        self.span_layout = widgets.Layout(grid_area="auto / 1 / auto / 3", margin="0px")
+        self.html_style = HTMLStyle()
+
+    def html(self, value: str, layout: Any) -> Any:
+        return widgets.HTML(value=value, layout=layout, style=self.html_style)
+
+    def close(self) -> None:
+        for w in vars(self).values():
+            w.close()
+
+
+class IterationRow:
+    """One table row: its toggle and its escaped line; the full detail is built on first open."""
+
+    def __init__(self, iteration: Iteration, shared: _Shared) -> None:
         self.iteration = iteration
-        self._shared = _Shared() if shared is None else shared
+        self._shared = shared
         self.toggle = widgets.ToggleButton(
             value=False,
             icon="chevron-right",
             tooltip=_TOGGLE_TOOLTIP,
-            layout=self._shared.toggle_layout,
-            style=self._shared.toggle_style,
+            layout=shared.toggle_layout,
+            style=shared.toggle_style,
         )
-        self.cells: list[str] = []
-        self.summary = self._shared.html("")
-        self.detail: Any = None  # an HTML widget, made on first expand
-        self.detail_box = widgets.VBox([], layout=self._shared.box_layout)
-        self._shown: tuple[Any, ...] | None = None
+        self.cells = iteration_cells(iteration)
+        self.line = row_html(self.cells)
+        self.detail: Any = None  # an HTML widget spanning both grid columns, made on first open
+        self._shown = _signature(iteration)
         self._detail_for: tuple[Any, ...] | None = None
-        line = widgets.HBox([self.toggle, self.summary], layout=self._shared.box_layout)
-        super().__init__([line, self.detail_box], layout=self._shared.box_layout)
-        self.toggle.observe(self._on_toggle, names="value")
-        self.update(iteration)
 
     @property
     def expanded(self) -> bool:
@@ -145,36 +173,25 @@ class IterationRow(widgets.VBox):  # type: ignore[misc]
         self.iteration = iteration
         self._shown = sig
         self.cells = iteration_cells(iteration)
-        self.summary.value = row_html(self.cells)
+        self.line = row_html(self.cells)
         if self.expanded:
-            self._build_detail()
+            self.build_detail()
 
-    def _build_detail(self) -> None:
+    def build_detail(self) -> None:
         sig = _signature(self.iteration)
         if self.detail is None:
-            self.detail = self._shared.html("")
+            self.detail = self._shared.html("", self._shared.span_layout)
         if sig != self._detail_for:
             self.detail.value = iteration_detail_html(self.iteration)
             self._detail_for = sig
-        self.detail_box.children = (self.detail,)
 
     def close(self) -> None:
-        for name in ("toggle", "summary", "detail", "detail_box"):
-            w = getattr(self, name, None)
-            if w is not None:
-                w.close()
-        super().close()
-
-    def _on_toggle(self, change: dict[str, Any]) -> None:
-        if change["new"]:
-            self.toggle.icon = "chevron-down"
-            self._build_detail()
-        else:
-            self.toggle.icon = "chevron-right"
-            self.detail_box.children = ()
+        self.toggle.close()
+        if self.detail is not None:
+            self.detail.close()
 
 
-class TraceView(widgets.VBox):  # type: ignore[misc]
+class TraceView(widgets.GridBox):  # type: ignore[misc]
     """A trace as a table; follows the trace live while a run fills it.
 
     view = TraceView()
@@ -186,17 +203,11 @@ class TraceView(widgets.VBox):  # type: ignore[misc]
         self.trace = Trace() if trace is None else trace
         self.rows: list[IterationRow] = []
         self._shared = _Shared()
-        self.summary = widgets.Label(value="")
-        header = widgets.HBox(
-            [
-                widgets.Box(layout=widgets.Layout(width="36px", flex="none")),
-                widgets.HTML(value=row_html(ITERATION_HEADER, header=True)),
-            ],
-            layout=widgets.Layout(border_bottom="1px solid #999"),
-        )
-        self.rows_box = widgets.VBox([])
+        # (toggle column VBox, lines HTML) pairs, reused as rows open and close.
+        self._segments: list[tuple[Any, Any]] = []
+        self.summary = self._shared.html("", self._shared.span_layout)
         self._lock = threading.RLock()
-        super().__init__([self.summary, header, self.rows_box])
+        super().__init__([self.summary], layout=self._shared.grid_layout)
         self.trace.add_listener(self._on_change)
         self.refresh()
 
@@ -212,14 +223,49 @@ class TraceView(widgets.VBox):  # type: ignore[misc]
                 for row in self.rows:
                     row.close()
                 self.rows = []
-                self.rows_box.children = ()
             for row, it in zip(self.rows, its, strict=False):
                 row.update(it)
-            new = [IterationRow(it, self._shared) for it in its[len(self.rows) :]]
-            if new:
-                self.rows.extend(new)
-                self.rows_box.children = tuple(self.rows)
-            self.summary.value = trace_summary(self.trace)
+            for it in its[len(self.rows) :]:
+                row = IterationRow(it, self._shared)
+                row.toggle.observe(partial(self._on_toggle, row), names="value")
+                self.rows.append(row)
+            self.summary.value = top_html(self.trace)
+            self._place()
+
+    def _segment(self, n: int) -> tuple[Any, Any]:
+        while len(self._segments) <= n:
+            column = widgets.VBox([], layout=self._shared.column_layout)
+            lines = self._shared.html("", self._shared.lines_layout)
+            self._segments.append((column, lines))
+        return self._segments[n]
+
+    def _place(self) -> None:
+        """Lay the rows out as grid children: segments of toggles and lines, open details."""
+        children: list[Any] = [self.summary]
+        run: list[IterationRow] = []
+        used = 0
+        for i, row in enumerate(self.rows):
+            run.append(row)
+            last = i == len(self.rows) - 1
+            if row.expanded or len(run) == SEGMENT_ROWS or last:
+                column, lines = self._segment(used)
+                used += 1
+                column.children = tuple(r.toggle for r in run)
+                lines.value = "".join(r.line for r in run)
+                children += [column, lines]
+                run = []
+                if row.expanded and row.detail is not None:
+                    children.append(row.detail)
+        self.children = tuple(children)
+
+    def _on_toggle(self, row: IterationRow, change: dict[str, Any]) -> None:
+        with self._lock:
+            if change["new"]:
+                row.toggle.icon = "chevron-down"
+                row.build_detail()
+            else:
+                row.toggle.icon = "chevron-right"
+            self._place()
 
     def close(self) -> None:
         # Also reached from Widget.__del__, possibly on a half-built view.
@@ -227,8 +273,12 @@ class TraceView(widgets.VBox):  # type: ignore[misc]
             self.trace.remove_listener(self._on_change)
         for row in getattr(self, "rows", ()):
             row.close()
-        if hasattr(self, "_shared"):
-            self._shared.close()
+        for column, lines in getattr(self, "_segments", ()):
+            column.close()
+            lines.close()
+        for name in ("summary", "_shared"):
+            if hasattr(self, name):
+                getattr(self, name).close()
         super().close()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:

@@ -93,6 +93,22 @@ COMPARE_CELLS = [
     "CompareView(compare([Endpoint(m, demo.base_url, m) for m in models]))",
 ]
 
+# A long trace: rows in several segments (toggle column + HTML of lines), some rows open.
+ROWS = 40
+OPEN_ROWS = [3, 4, 25, ROWS - 1]
+ROWS_CELLS = [
+    "from rig_nb import Iteration, Trace\n"
+    "from rig_nb.widgets import TraceView\n"
+    "\n"
+    f"texts = [f'row {{i}} ' + 'x' * 5000 for i in range({ROWS})]\n"
+    "its = [Iteration(index=i, raw_content=t, text=t, finish_reason='stop')\n"
+    "       for i, t in enumerate(texts)]\n"
+    "view = TraceView(Trace(model='m', iterations=its, outcome='ok'))\n"
+    f"for i in {OPEN_ROWS!r}:\n"
+    "    view.rows[i].toggle.value = True\n"
+    "view",
+]
+
 # The detector's own check: an unescaped HTML widget holding the payload does run it here.
 CONTROL_CELLS = [
     "import ipywidgets as widgets\nfrom rig_nb.demo import XSS_IMG\n\nwidgets.HTML(value=XSS_IMG)",
@@ -147,6 +163,7 @@ def server_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_notebook(root / "markup.ipynb", MARKUP_CELLS)
     write_notebook(root / "compare.ipynb", COMPARE_CELLS)
     write_notebook(root / "control.ipynb", CONTROL_CELLS)
+    write_notebook(root / "rows.ipynb", ROWS_CELLS)
     return root
 
 

@@ -23,6 +23,8 @@ from pathlib import Path
 import httpx
 from playwright.sync_api import Locator, Page, expect
 
+from rig_nb.widgets.trace_view import LINE_CLASS
+
 CHROMIUM = "/usr/bin/chromium"
 # Without the background-networking flags Chromium tries the (closed) network at start.
 CHROMIUM_ARGS = [
@@ -238,6 +240,25 @@ def output_with(page: Page, text: str) -> Locator:
 def trace_rows(output: Locator) -> Locator:
     """The expand toggles of a TraceView: one per iteration row."""
     return output.locator("button[title='show everything sent and received']")
+
+
+def expect_rows_aligned(output: Locator) -> None:
+    """Each TraceView toggle sits level with, and left of, its own row's line.
+
+    Toggles and lines are separate widgets (a toggle column beside an HTML of lines), so only
+    their equal heights keep them level; this measures it in the rendered page.
+    """
+    toggles = trace_rows(output)
+    lines = output.locator(f"div.{LINE_CLASS}")
+    expect(lines).to_have_count(toggles.count())
+    rect = (
+        "els => els.map(e => e.getBoundingClientRect())"
+        ".map(r => [r.top, r.bottom, r.left, r.right])"
+    )
+    boxes = list(zip(toggles.evaluate_all(rect), lines.evaluate_all(rect), strict=True))
+    for n, (toggle, line) in enumerate(boxes):
+        assert abs((toggle[0] + toggle[1]) / 2 - (line[0] + line[1]) / 2) <= 2, (n, toggle, line)
+        assert toggle[3] <= line[2] + 1, (n, toggle, line)
 
 
 def expect_no_widget_errors(page: Page) -> None:

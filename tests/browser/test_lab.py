@@ -13,6 +13,7 @@ from jupyter_rig import (
     Server,
     expect_markup_inert,
     expect_no_widget_errors,
+    expect_rows_aligned,
     open_in_lab,
     output_with,
     run_all_cells,
@@ -41,8 +42,10 @@ def test_quickstart_in_lab(
     expect(view.locator("pre", has_text=answer)).to_have_count(0)
     view.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "quickstart-lab.png"))
+    expect_rows_aligned(view)
     rows.nth(n - 1).click()
     expect(view.get_by_text("Raw reply")).to_have_count(2)
+    expect_rows_aligned(view)
     # The raw reply and the stripped text both hold the answer; the reasoning is struck through.
     expect(view.locator("pre", has_text=answer)).to_have_count(2)
     expect(view.locator("span[title='removed by strip_reasoning']")).to_have_count(2)

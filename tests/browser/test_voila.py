@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
-from conftest import COMPARE_MODELS, DOCS, QUICKSTART
+from conftest import COMPARE_MODELS, DOCS, OPEN_ROWS, QUICKSTART, ROWS
 from jupyter_rig import (
     COMPARE_VIEW,
     LEAK_LAB,
@@ -14,6 +14,7 @@ from jupyter_rig import (
     Server,
     expect_markup_inert,
     expect_no_widget_errors,
+    expect_rows_aligned,
     open_in_voila,
     output_with,
     trace_rows,
@@ -23,6 +24,7 @@ from playwright.sync_api import Page, expect
 from rig_nb import Trace
 from rig_nb.compare import DEFAULT_SCENARIOS
 from rig_nb.demo import XSS_IMG, XSS_SCRIPT
+from rig_nb.widgets.trace_view import LINE_CLASS
 
 
 def _keep(artifacts: Path, name: str) -> None:
@@ -45,6 +47,7 @@ def test_quickstart_in_voila(
     expect(trace_rows(view)).to_have_count(n)
     expect(view).to_contain_text(f"ok, {n} iterations")
     expect(view.get_by_text("Raw reply")).to_have_count(1)
+    expect_rows_aligned(view)
     expect(output_with(page, LEAK_LAB)).to_have_count(1)
     expect_no_widget_errors(page)
     page.screenshot(path=str(artifacts / "quickstart-voila.png"), full_page=True)
@@ -87,3 +90,23 @@ def test_endpoint_markup_is_text_in_voila(
         },
         [XSS_SCRIPT, XSS_IMG],
     )
+
+
+def test_long_trace_rows_line_up_in_voila(page: Page, voila: Server, artifacts: Path) -> None:
+    open_in_voila(page, voila, "rows.ipynb")
+    view = output_with(page, TRACE_VIEW)
+    expect(trace_rows(view)).to_have_count(ROWS)
+    expect(view.get_by_text("Raw reply")).to_have_count(len(OPEN_ROWS))
+    expect_rows_aligned(view)
+    # Each open row's detail comes right after its own line and before the next row's line.
+    for i in OPEN_ROWS:
+        detail = view.locator("pre", has_text=f"row {i} x")
+        expect(detail).to_have_count(2)  # the raw reply and the stripped text
+        top = detail.first.bounding_box()
+        line = view.locator(f"div.{LINE_CLASS}").nth(i).bounding_box()
+        assert top is not None and line is not None and line["y"] < top["y"]
+        if i + 1 < ROWS:
+            after = view.locator(f"div.{LINE_CLASS}").nth(i + 1).bounding_box()
+            assert after is not None and top["y"] < after["y"]
+    expect_no_widget_errors(page)
+    page.screenshot(path=str(artifacts / "rows-voila.png"), full_page=True)
