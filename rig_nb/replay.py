@@ -1,7 +1,7 @@
 """Replay a recorded real session (`rig_nb.testing.RecordingProxy`) as a demo persona.
 
     persona = ReplayPersona("smollm2-recorded", "smollm2.jsonl")
-    with DemoServer(personas=[persona]) as demo: ...
+    with DemoServer(extra_personas=[persona]) as demo: ...
 
 The packaged recordings in `rig_nb/recordings/` come from SmolLM2-135M-Instruct
 on a llama.cpp server; `recorded_personas()` serves each file as

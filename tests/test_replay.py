@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import urllib.request
 from collections.abc import Iterator
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,10 @@ from rig_nb import (
     Tool,
     Trace,
 )
+from rig_nb.capabilities import tool_choice_matrix
+from rig_nb.compare import Endpoint, compare
 from rig_nb.demo import DemoServer
-from rig_nb.replay import ReplayPersona, load_recording
+from rig_nb.replay import ReplayPersona, load_recording, recorded_personas
 from rig_nb.testing import RecordingProxy, Reply, ScriptedServer, chat_reply, tool_call
 
 
@@ -168,3 +171,51 @@ def test_no_tool_calling_replays_as_no_tool_calling(tmp_path: Path) -> None:
     with DemoServer(extra_personas=[ReplayPersona("plain", out)]) as server:
         with Client(server.base_url) as client, pytest.raises(NoToolCallingError):
             client.probe_tool_calling("plain")
+
+
+@pytest.fixture(scope="module")
+def recorded() -> Iterator[DemoServer]:
+    with DemoServer(extra_personas=recorded_personas()) as server:
+        yield server
+
+
+def test_packaged_recordings_are_served_as_personas(recorded: DemoServer) -> None:
+    names = [p.name for p in recorded_personas()]
+    assert names == ["smollm2-chatml-recorded", "smollm2-recorded"]
+    assert recorded.models[-2:] == names
+    with urllib.request.urlopen(f"{recorded.base_url}/models", timeout=10) as resp:
+        described = {m["id"]: m["description"] for m in json.load(resp)["data"]}
+    assert "chatml-function-calling" in described["smollm2-recorded"]
+    assert "SmolLM2" in described["smollm2-chatml-recorded"]
+
+
+def test_packaged_recordings_hold_no_headers_and_relative_paths_only() -> None:
+    folder = resources.files("rig_nb") / "recordings"
+    for f in folder.iterdir():
+        for line in f.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if "note" in record:
+                continue
+            assert set(record) == {"request", "response"}
+            assert set(record["request"]) == {"method", "path", "body"}
+            assert not record["request"]["path"].startswith(("/", "http"))
+        assert "authorization" not in f.read_text(encoding="utf-8").lower()
+
+
+def test_the_recorded_tool_choice_matrix_is_the_real_servers(recorded: DemoServer) -> None:
+    with Client(recorded.base_url) as client:
+        fc = tool_choice_matrix(client, "smollm2-recorded")
+        plain = tool_choice_matrix(client, "smollm2-chatml-recorded")
+    assert fc["auto"] == "tool call" and fc["required"] == "error 500"
+    assert fc["unset"] in ("text", "length")
+    assert set(plain.values()) <= {"text", "length"}
+
+
+def test_compare_tells_the_recorded_configurations_apart(recorded: DemoServer) -> None:
+    df = compare([Endpoint(m, recorded.base_url, m) for m in recorded.models[-2:]])
+    outcome = {(r.endpoint, r.scenario): r.outcome for r in df.itertuples()}
+    assert outcome[("smollm2-recorded", "probe")] == "ok"
+    assert outcome[("smollm2-chatml-recorded", "probe")] != "ok"
+    calls = df.set_index(["endpoint", "scenario"])["tool_calls"]
+    assert calls[("smollm2-recorded", "tool round trip")] >= 1
+    assert calls["smollm2-chatml-recorded"].fillna(0).eq(0).all()

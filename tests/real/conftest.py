@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from llama_servers import LlamaServer, environment, serving
+from llama_servers import TIMEOUT_S, LlamaServer, environment, serving
 
 from rig_nb import Client
 
@@ -41,11 +41,11 @@ def chatml_server(
 
 @pytest.fixture
 def fc_client(fc_server: LlamaServer) -> Iterator[Client]:
-    with Client(fc_server.base_url) as client:
+    with Client(fc_server.base_url, timeout=TIMEOUT_S) as client:
         yield client
 
 
 @pytest.fixture
 def chatml_client(chatml_server: LlamaServer) -> Iterator[Client]:
-    with Client(chatml_server.base_url) as client:
+    with Client(chatml_server.base_url, timeout=TIMEOUT_S) as client:
         yield client

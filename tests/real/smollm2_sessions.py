@@ -4,7 +4,7 @@
 
 builds the environment if missing (scripts/setup-llama), starts both llama.cpp
 servers, and records through `RecordingProxy`: the tool_choice matrix probes,
-the demo's weather run, a small-budget run, and compare's default scenarios,
+the demo's weather run, a one-tool loop, a small-budget run, and compare's default scenarios,
 so the demo, the notebooks and compare replay a real model's replies.
 """
 
@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from llama_servers import MODEL, environment, serving
+from llama_servers import MODEL, TIMEOUT_S, environment, serving
 
 from rig_nb import Client, RigError, RunRequest
 from rig_nb.capabilities import tool_choice_matrix
@@ -45,18 +45,30 @@ def demo_run(model: str) -> RunRequest:
     )
 
 
+def paris_loop(model: str) -> RunRequest:
+    """One tool, one city: SmolLM2 calls it round after round, its arguments drifting."""
+    get_weather = demo_tools()[0]
+    return RunRequest(
+        model,
+        128,
+        prompt="What is the weather in Paris? Use the get_weather tool.",
+        tools=(get_weather,),
+        max_iterations=8,
+    )
+
+
 def record_sessions(base_url: str, out: Path, note: str) -> None:
     """Append every session to `out` through a recording proxy in front of `base_url`."""
-    with RecordingProxy(base_url, out, note=note) as proxy:
-        with Client(proxy.base_url) as client:
+    with RecordingProxy(base_url, out, timeout=TIMEOUT_S, note=note) as proxy:
+        with Client(proxy.base_url, timeout=TIMEOUT_S) as client:
             tool_choice_matrix(client, MODEL)
-            for request in (demo_run(MODEL), SMALL_BUDGET):
+            for request in (demo_run(MODEL), paris_loop(MODEL), SMALL_BUDGET):
                 try:
                     client.run(request)
                 except RigError:
                     pass  # a failed run is recorded like any other
         # One pair at a time keeps each conversation's rounds in order in the file.
-        compare([Endpoint("recording", proxy.base_url, MODEL)], concurrency=1)
+        compare([Endpoint("recording", proxy.base_url, MODEL)], concurrency=1, timeout=TIMEOUT_S)
 
 
 def main(out_dir: str) -> None:
