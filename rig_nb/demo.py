@@ -9,7 +9,9 @@ A real HTTP server on 127.0.0.1 (random free port unless `port` is given, one
 thread per connection, TCP_NODELAY) serving `POST /v1/chat/completions` and
 `GET /v1/models` (and `/v1/models/<id>`). Each model is a `Persona` that
 reproduces reply shapes reported from real self-hosted servers, deterministically
-from what the request holds. Register more with `DemoServer(extra_personas=[...])`.
+from what the request holds; the `*-recorded` models replay real SmolLM2 sessions
+recorded from a llama.cpp server (`rig_nb/recordings/`). Register more with
+`DemoServer(extra_personas=[...])`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from urllib.parse import unquote, urlsplit
 
 from ._persona_kit import Persona, Said, Turn
 from ._personas import XSS_IMG, XSS_SCRIPT, default_personas
+from .replay import recorded_personas
 from .testing import LoopbackServer, RecordedRequest, Reply
 from .tool import Tool, tool
 
@@ -102,7 +105,7 @@ class DemoServer(LoopbackServer):
         host: str = "127.0.0.1",
     ) -> None:
         personas: dict[str, Persona] = {}
-        for p in [*default_personas(), *extra_personas]:
+        for p in [*default_personas(), *recorded_personas(), *extra_personas]:
             if not isinstance(p.name, str) or not p.name:
                 raise ValueError(f"persona {type(p).__name__} has no name")
             if p.name in personas:

@@ -38,6 +38,8 @@ PERSONAS = [
     "hermes-text-tools",
     "tool-spinner",
     "html-injector",
+    "smollm2-chatml-recorded",
+    "smollm2-recorded",
 ]
 ANSWER = (
     "Here is what I found. Lisbon: 21 C, clear sky. Oslo: 4 C, light rain. add(21, 4) gives 25."

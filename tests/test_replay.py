@@ -175,7 +175,7 @@ def test_no_tool_calling_replays_as_no_tool_calling(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def recorded() -> Iterator[DemoServer]:
-    with DemoServer(extra_personas=recorded_personas()) as server:
+    with DemoServer() as server:
         yield server
 
 
