@@ -74,7 +74,9 @@ def demo() -> Iterator[DemoServer]:
 
 
 def check_demo_output(out: str) -> None:
-    assert out.startswith(f"rig_nb demo: {len(DEMO_ROWS)} personas on the embedded endpoint http://127.0.0.1:")
+    assert out.startswith(
+        f"rig_nb demo: {len(DEMO_ROWS)} personas on the embedded endpoint http://127.0.0.1:"
+    )
     assert re.search(r"^persona\s+probe\s+outcome\s+shapes\s+iters\s+calls", out, re.M)
     for persona, verdict, outcome in DEMO_ROWS:
         pattern = rf"^{re.escape(persona)}\s+{verdict}\s+{outcome}\s"
