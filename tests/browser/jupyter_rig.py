@@ -276,3 +276,23 @@ def expect_markup_inert(page: Page, outputs: dict[str, Locator], payloads: list[
         "a <script> from endpoint text is in the DOM"
     )
     assert page.evaluate(f"typeof {XSS_MARKER}") == "undefined", "endpoint text ran as script"
+
+
+def expect_markup_page_inert(page: Page, rows: int, shot: Path, payloads: list[str]) -> None:
+    """The markup notebook's TraceView, LeakLab and CompareView show `payloads` as inert text."""
+    trace_view = output_with(page, TRACE_VIEW)
+    expect(trace_rows(trace_view)).to_have_count(rows)
+    expect(trace_view.get_by_text("Raw reply")).to_have_count(rows)
+    compare_view = output_with(page, COMPARE_VIEW)
+    expect(compare_view).to_contain_text("hostile-gateway")
+    expect_no_widget_errors(page)
+    page.screenshot(path=str(shot), full_page=True)
+    expect_markup_inert(
+        page,
+        {
+            "TraceView": trace_view,
+            "LeakLab": output_with(page, LEAK_LAB),
+            "CompareView": compare_view,
+        },
+        payloads,
+    )
