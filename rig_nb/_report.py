@@ -82,8 +82,8 @@ def demo_rows(
             verdict = type(exc).__name__
         trace = run_traced(client, replace(request, model=model))
         traces[model] = trace
-        prompt = sum(it.usage.get("prompt_tokens", 0) for it in trace.iterations)
-        completion = sum(it.usage.get("completion_tokens", 0) for it in trace.iterations)
+        totals = trace.usage_totals()
+        prompt, completion = totals["prompt_tokens"], totals["completion_tokens"]
         answer = "-"
         if trace.outcome == "ok" and trace.iterations:
             answer = _one_line(trace.iterations[-1].text, 44) or "(empty)"

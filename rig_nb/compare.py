@@ -274,9 +274,8 @@ def _row(endpoint: Endpoint, scenario: Scenario, result: ScenarioResult) -> dict
         its = trace.iterations
         row["reasoning_shapes"] = ",".join(it.reasoning_shape for it in its)
         row["iterations"] = len(its)
-        row["tool_calls"] = sum(len(it.tool_calls) for it in its)
-        row["prompt_tokens"] = sum(it.usage.get("prompt_tokens", 0) for it in its)
-        row["completion_tokens"] = sum(it.usage.get("completion_tokens", 0) for it in its)
+        row["tool_calls"] = len(trace.tool_calls)
+        row.update(trace.usage_totals())
     return row
 
 

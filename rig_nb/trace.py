@@ -99,6 +99,13 @@ class Trace:
     def tool_calls(self) -> list[ToolCallRecord]:
         return [c for it in self.iterations for c in it.tool_calls]
 
+    def usage_totals(self) -> dict[str, int]:
+        """prompt_tokens and completion_tokens summed over the iterations (missing counts as 0)."""
+        return {
+            key: sum(it.usage.get(key, 0) for it in self.iterations)
+            for key in ("prompt_tokens", "completion_tokens")
+        }
+
     def to_dict(self) -> dict[str, Any]:
         data = _public_fields(self)
         data["iterations"] = [it.to_dict() for it in self.iterations]

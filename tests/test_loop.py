@@ -319,6 +319,7 @@ def test_trace_round_trip_and_no_key(server: ScriptedServer) -> None:
     df = result.trace.to_dataframe()
     assert list(df["index"]) == [0, 1]
     assert result.trace.tool_calls_dataframe()["name"].tolist() == ["echo"]
+    assert result.trace.usage_totals() == {"prompt_tokens": 20, "completion_tokens": 10}
 
 
 def test_decorated_tool_validates_arguments(server: ScriptedServer) -> None:
