@@ -1,7 +1,15 @@
-"""rig_nb: a hardened agent loop for self-hosted reasoning models, inspectable from a notebook."""
+"""rig_nb: a hardened agent loop for self-hosted reasoning models, inspectable from a notebook.
 
-from .client import Client
-from .content import decode_json_object, reasoning_shape, strip_reasoning
+Names load on first use (PEP 562), so `python -m rig_nb --help` and the
+library's light parts do not wait for the openai SDK to import.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__ as __version__
 from .errors import (
     BackendError,
     InvalidJSONError,
@@ -13,10 +21,17 @@ from .errors import (
     RigError,
     SkillError,
 )
-from .loop import RunRequest, RunResult
-from .skill import Skill, advertise, load_skill_tool, load_skills, merge_skills
+
+# Eager: the submodule `rig_nb.tool` must never shadow the function `tool`.
 from .tool import Tool, tool
-from .trace import Iteration, ToolCallRecord, Trace
+
+if TYPE_CHECKING:
+    from .client import Client
+    from .content import decode_json_object, reasoning_shape, strip_reasoning
+    from .dialects import leak_dialects
+    from .loop import RunRequest, RunResult
+    from .skill import Skill, advertise, load_skill_tool, load_skills, merge_skills
+    from .trace import Iteration, ToolCallRecord, Trace
 
 __all__ = [
     "BackendError",
@@ -38,6 +53,7 @@ __all__ = [
     "Trace",
     "advertise",
     "decode_json_object",
+    "leak_dialects",
     "load_skill_tool",
     "load_skills",
     "merge_skills",
@@ -46,4 +62,33 @@ __all__ = [
     "tool",
 ]
 
-__version__ = "0.1.0"
+_HOME = {
+    "Client": "client",
+    "decode_json_object": "content",
+    "reasoning_shape": "content",
+    "strip_reasoning": "content",
+    "leak_dialects": "dialects",
+    "RunRequest": "loop",
+    "RunResult": "loop",
+    "Skill": "skill",
+    "advertise": "skill",
+    "load_skill_tool": "skill",
+    "load_skills": "skill",
+    "merge_skills": "skill",
+    "Iteration": "trace",
+    "ToolCallRecord": "trace",
+    "Trace": "trace",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'rig_nb' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,17 +1,21 @@
-"""Command line: `python -m rig_nb` (or `rig-nb`) demo | probe | run | compare | serve-demo.
+"""Command line: `python -m rig_nb` (or `rig-nb`) demo | probe | run | compare | doctor | models
+| serve-demo.
 
 A key is read only from the environment variable named with --api-key-env
 (or `api_key_env` in a compare file), never from argv. A failure is one line
 on stderr and a non-zero exit, never a traceback: 2 for input the command
-cannot use (a bad URL or TOML file, an unset variable), 1 when the endpoint or
-the run fails.
+cannot use (a bad option, URL or TOML file, an unset variable), 1 when the
+endpoint or the run fails (and when a compare row is not ok). Parsing imports
+nothing heavy: `--help` and usage errors do not wait for the openai SDK; the
+commands (`rig_nb._commands`) import the client when they run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
-import re
 import signal
 import sys
 import threading
@@ -19,31 +23,16 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from . import __version__
-from ._report import COLUMNS, demo_rows, format_table, format_trace, printable
-from .client import Client
-from .errors import BackendError, NoToolCallingError, OutputLimitError, RigError
-from .loop import RunRequest
-from .tool import Tool
+from ._commands import COMMANDS, TOOL_CHOICES, CommandError
+from ._text import printable
+from .errors import RigError
 
 __all__ = ["build_parser", "main"]
 
-_TOOL_CHOICES: dict[str, str | None] = {
-    "auto": "auto",
-    "required": "required",
-    "none": "none",
-    "unset": None,
-}
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# The demo's leaky run shown iteration by iteration after the table.
-_LEAKY = "qwen3-no-parser"
-
-
-class CommandError(Exception):
-    """A failure reported as one line on stderr, with the exit status to end with."""
-
-    def __init__(self, message: str, status: int = 2) -> None:
-        super().__init__(message)
-        self.status = status
+MODEL_NAMES = (
+    "Model names are the ids the endpoint lists at /v1/models "
+    "(rig-nb models --base-url URL lists them)."
+)
 
 
 def _positive_int(text: str) -> int:
@@ -56,198 +45,69 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _api_key(var: str | None, where: str = "--api-key-env") -> str:
-    if var is None:
-        return ""
-    if not _ENV_NAME.fullmatch(var):
-        # Not echoed: a key pasted here by mistake must not reach the terminal or a log.
-        raise CommandError(f"{where}: takes the name of an environment variable, not a key")
-    value = os.environ.get(var, "")
-    if not value:
-        raise CommandError(f"{where}: environment variable {var!r} is not set or empty")
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
     return value
 
 
-def _client(args: argparse.Namespace) -> Client:
-    key = _api_key(args.api_key_env)
+def _port(text: str) -> int:
     try:
-        return Client(args.base_url, key, timeout=args.timeout)
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 0 to 65535, got {text!r}")
+    return value
+
+
+def _extra_body(text: str) -> dict[str, Any]:
+    from .wire import check_extra_body
+
+    def no_constant(name: str) -> NoReturn:
+        raise ValueError(f"{name} is not JSON")
+
+    try:
+        value = json.loads(text, parse_constant=no_constant)
+    except (ValueError, RecursionError):
+        raise argparse.ArgumentTypeError(
+            "expected a JSON object, got text that is not JSON"
+        ) from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got a {type(value).__name__}")
+    try:
+        return check_extra_body(value)
     except ValueError as exc:
-        raise CommandError(f"--base-url: {exc}") from None
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools
+class _HelpFormatter(argparse.HelpFormatter):
+    """Each option's help ends with its default, when it has one worth naming."""
 
-    tools = demo_tools()
-    request = RunRequest("", args.max_tokens, system=DEMO_SYSTEM, prompt=DEMO_PROMPT, tools=tools)
-    with DemoServer() as server, Client(server.base_url) as client:
-        rows, traces = demo_rows(client, server.models, request)
-        where = server.base_url
-    print(f"rig_nb demo: {len(rows)} personas on the embedded endpoint {where}")
-    print(f"prompt: {DEMO_PROMPT}")
-    print(
-        f"tools: {', '.join(t.name for t in tools)}; max_tokens {args.max_tokens}. "
-        "Each persona is probed once, then runs the tool loop."
-    )
-    print()
-    print(format_table(rows, COLUMNS))
-    print()
-    print(f"Per-iteration trace of {_LEAKY}: reasoning leaks into content, the loop strips it.")
-    print(format_trace(traces[_LEAKY], limit=400))
-    print()
-    print("Your endpoint: python -m rig_nb probe --base-url URL --model MODEL [--api-key-env VAR]")
-    return 0
-
-
-def cmd_probe(args: argparse.Namespace) -> int:
-    with _client(args) as client:
-        try:
-            client.probe_tool_calling(args.model, tool_choice=_TOOL_CHOICES[args.tool_choice])
-        except (NoToolCallingError, OutputLimitError) as exc:
-            print(f"tool calling: no ({type(exc).__name__}: {exc.message})")
-            return 1
-        where = client.endpoint
-    print(f"tool calling: yes ({args.model} at {where}, tool_choice {args.tool_choice})")
-    return 0
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    tools: tuple[Tool, ...] = ()
-    if args.demo_tools:
-        from .demo import demo_tools
-
-        tools = demo_tools()
-    request = RunRequest(
-        args.model,
-        args.max_tokens,
-        system=args.system,
-        prompt=args.prompt,
-        tools=tools,
-        max_iterations=args.max_iterations,
-    )
-    error: RigError | None = None
-    with _client(args) as client:
-        try:
-            trace = client.run(request).trace
-        except RigError as exc:
-            # A trace with no reply in it (refused connection, 404) says nothing the error does not.
-            if exc.trace is None or not any(it.finish_reason for it in exc.trace.iterations):
-                raise
-            trace, error = exc.trace, exc
-    print(trace.to_json(indent=2) if args.json else format_trace(trace))
-    if error is not None:
-        raise error
-    return 0
-
-
-def _load_toml(path: str) -> Any:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:
-        import tomli as tomllib  # type: ignore[import-not-found]  # python < 3.11 only
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except OSError as exc:
-        raise CommandError(f"{path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise CommandError(f"{path}: invalid TOML: {exc}") from None
-
-
-def read_endpoints(path: str) -> list[Any]:
-    """The `[[endpoint]]` tables of a compare file as `rig_nb.compare.Endpoint`s."""
-    from .compare import Endpoint
-
-    tables = _load_toml(path).get("endpoint")
-    if not isinstance(tables, list) or not tables:
-        raise CommandError(f"{path}: no [[endpoint]] tables")
-    endpoints: list[Endpoint] = []
-    for n, table in enumerate(tables, 1):
-        where = f"{path}: endpoint {n}"
-        unknown = sorted(set(table) - {"name", "base_url", "model", "api_key_env"})
-        if unknown:
-            hint = " (put the key in an environment variable, name it in api_key_env)"
-            raise CommandError(
-                f"{where}: unknown key {unknown[0]!r}" + (hint if "api_key" in unknown else "")
-            )
-        for key in ("name", "base_url", "model"):
-            if not isinstance(table.get(key), str) or not table[key].strip():
-                raise CommandError(f"{where}: {key!r} must be a non-empty string")
-        if table["name"] in {e.name for e in endpoints}:
-            raise CommandError(f"{where}: duplicate name {table['name']!r}")
-        var = table.get("api_key_env")
-        if var is not None and not isinstance(var, str):
-            raise CommandError(f"{where}: 'api_key_env' must be a string")
-        key = _api_key(var, f"{where}: api_key_env")
-        try:
-            Client(table["base_url"]).close()
-        except ValueError as exc:
-            raise CommandError(f"{where}: base_url: {exc}") from None
-        endpoints.append(Endpoint(table["name"], table["base_url"], table["model"], key))
-    return endpoints
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    endpoints = read_endpoints(args.file)
-    try:
-        import pandas  # noqa: F401
-    except ImportError:
-        raise CommandError("compare needs pandas: pip install 'rig_nb[notebook]'", 1) from None
-    from .compare import compare
-
-    frame = compare(endpoints)
-    if args.csv:
-        try:
-            frame.to_csv(args.csv, index=False)
-        except OSError as exc:
-            raise CommandError(f"--csv {args.csv}: {exc.strerror or exc}", 1) from None
-        print(f"wrote {len(frame)} rows to {args.csv}", file=sys.stderr)
-    if args.json:
-        print(frame.to_json(orient="records", indent=2))
-    else:
-        print(printable(frame.to_string(index=False)))
-    return 0
-
-
-class _Terminated(Exception):
-    pass
-
-
-def _terminate(signum: int, frame: Any) -> None:
-    raise _Terminated
-
-
-def cmd_serve_demo(args: argparse.Namespace) -> int:
-    from .demo import DemoServer
-
-    try:
-        server = DemoServer(port=args.port)
-    except OSError as exc:
-        raise CommandError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}", 1) from None
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _terminate) if in_main else None
-    try:
-        with server:
-            print(f"demo endpoint: {server.base_url}", flush=True)
-            print(f"models: {', '.join(server.models)}", flush=True)
-            print("serving until Ctrl-C", flush=True)
-            try:
-                threading.Event().wait()
-            except (KeyboardInterrupt, _Terminated):
-                pass
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-    print("demo endpoint stopped", flush=True)
-    return 0
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if (
+            "%(default)" in text
+            or "(default:" in text
+            or not action.option_strings
+            or action.required
+            or action.default in (None, False, argparse.SUPPRESS)
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
 
 
 class _Parser(argparse.ArgumentParser):
-    """No abbreviations ("--api-key" must not mean "--api-key-env"); stray values not echoed."""
+    """No abbreviations ("--api-key" must not mean "--api-key-env"); stray values not echoed;
+    a usage error is one line."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
@@ -262,82 +122,228 @@ class _Parser(argparse.ArgumentParser):
                 + " ".join(options)
                 + (f" (and {hidden} values, not shown)" if hidden else "")
             )
-        super().error(message)
+        # One line that says what to change; the usage block is one --help away.
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def _endpoint_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--base-url", required=True, help="e.g. http://localhost:8000/v1")
-    p.add_argument("--model", required=True)
+def _timing_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=120.0,
+        metavar="SECONDS",
+        help="give up when no data arrives for this long (connect, and each read)",
+    )
+    p.add_argument(
+        "--deadline",
+        type=_seconds,
+        default=600.0,
+        metavar="SECONDS",
+        help="give up on one request after this long in all, retries and streaming included",
+    )
+
+
+def _key_arg(p: argparse.ArgumentParser, what: str = "") -> None:
     p.add_argument(
         "--api-key-env",
         metavar="VAR",
-        help="read the API key from this environment variable (never pass a key in argv)",
+        help="read the API key from this environment variable (never pass a key in argv); "
+        f"without it no key is sent{what}",
     )
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+
+
+def _endpoint_args(p: argparse.ArgumentParser, *, model: bool = True) -> None:
+    p.add_argument(
+        "--base-url",
+        required=True,
+        metavar="URL",
+        help="the endpoint's base URL, ending at /v1: e.g. http://localhost:8000/v1 "
+        "(a bare http://host:port gets /v1 added)",
+    )
+    if model:
+        p.add_argument("--model", required=True, help="the model name, as listed by rig-nb models")
+    _key_arg(p)
+    _timing_args(p)
+
+
+def _sub(sub: Any, name: str, help: str, description: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help, description=description)
+    parser.set_defaults(command=name)
+    return parser
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="rig-nb",
-        description="Probe, run and compare OpenAI-compatible endpoints serving reasoning models.",
+        description="Probe, run and compare OpenAI-compatible endpoints serving reasoning "
+        "models. " + MODEL_NAMES + " With no endpoint at hand, `rig-nb demo` runs on an "
+        "embedded one.",
     )
     parser.add_argument("--version", action="version", version=f"rig_nb {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser(
+    p = _sub(
+        sub,
         "demo",
-        help="run every demo persona on the embedded endpoint and print the table",
-        description="Start the embedded demo endpoint, probe every persona, run a small "
-        "tool loop on each, and print the results and one leaky run's trace.",
+        "run every demo persona on the embedded endpoint and print the table",
+        "Start the embedded demo endpoint (its models are personas that reproduce the failure "
+        "modes of reasoning models), probe every persona, run a small tool loop on each, and "
+        "print the table and one leaky run's trace. Needs no model server.",
     )
-    p.add_argument("--max-tokens", type=_positive_int, default=512)
-    p.set_defaults(func=cmd_demo)
+    p.add_argument(
+        "--max-tokens", type=_positive_int, default=512, help="token budget of each reply"
+    )
+    p.add_argument("--stream", action="store_true", help="stream every reply")
 
-    p = sub.add_parser(
+    p = _sub(
+        sub,
         "probe",
-        help="check that an endpoint really returns tool calls",
-        description="Send one trivial single-tool request. Exit 0: a tool call came back; "
-        "1: it did not (or the endpoint failed).",
+        "check that an endpoint really returns tool calls",
+        "Send one trivial single-tool request. Exit 0: a tool call came back; 1: it did not "
+        "(or the endpoint failed). " + MODEL_NAMES,
     )
     _endpoint_args(p)
-    p.add_argument("--tool-choice", choices=list(_TOOL_CHOICES), default="auto")
-    p.set_defaults(func=cmd_probe)
+    p.add_argument(
+        "--tool-choice",
+        choices=list(TOOL_CHOICES),
+        default="auto",
+        help="the tool_choice sent (unset: the field is left out)",
+    )
+    p.add_argument("--stream", action="store_true", help="stream the reply")
 
-    p = sub.add_parser(
+    p = _sub(
+        sub,
         "run",
-        help="run the tool loop once and print the trace",
-        description="Run the agent loop on one prompt and print its per-iteration trace.",
+        "run the tool loop once and print the trace",
+        "Run the agent loop on one prompt and print its per-iteration trace. " + MODEL_NAMES,
     )
     _endpoint_args(p)
-    p.add_argument("--prompt", required=True)
-    p.add_argument("--system", default="")
-    p.add_argument("--max-tokens", type=_positive_int, default=1024)
-    p.add_argument("--max-iterations", type=_positive_int, default=8)
+    p.add_argument("--prompt", required=True, help="the user message")
+    p.add_argument("--system", default="", help="the system message (default: none)")
+    p.add_argument(
+        "--max-tokens", type=_positive_int, default=1024, help="token budget of each reply"
+    )
+    p.add_argument(
+        "--max-iterations", type=_positive_int, default=8, help="rounds at most (held to 32)"
+    )
     p.add_argument(
         "--demo-tools", action="store_true", help="offer the demo tools get_weather and add"
     )
+    p.add_argument("--stream", action="store_true", help="stream every reply")
+    p.add_argument(
+        "--recover-text-tool-calls",
+        action="store_true",
+        help="run tool calls the model wrote as text (<tool_call>, [TOOL_CALLS], ...)",
+    )
+    p.add_argument(
+        "--extra-body",
+        type=_extra_body,
+        default={},
+        metavar="JSON",
+        help="a JSON object of extra request fields, e.g. "
+        '\'{"chat_template_kwargs": {"enable_thinking": false}}\' or \'{"grammar": "..."}\'; '
+        "it may not set what the loop owns (model, messages, tools, stream, ...) "
+        "(default: none)",
+    )
     p.add_argument("--json", action="store_true", help="print the trace as JSON")
-    p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser(
+    p = _sub(
+        sub,
         "compare",
-        help="run the comparison scenarios on endpoints listed in a TOML file",
-        description="Each [[endpoint]] table holds name, base_url, model and optionally "
-        "api_key_env (the environment variable holding its key). Needs pandas.",
+        "run the comparison scenarios on endpoints listed in a TOML file",
+        "Each [[endpoint]] table holds name, base_url, model and optionally api_key_env (the "
+        "environment variable holding its key). " + MODEL_NAMES + " Prints the summary "
+        "matrix, then one row per run. Exit 0: every run ok; 1: any run not ok; 2: usage "
+        "error. Needs pandas.",
     )
-    p.add_argument("file", metavar="ENDPOINTS.toml")
-    p.add_argument("--csv", metavar="FILE", help="also write the table as CSV")
-    p.add_argument("--json", action="store_true", help="print the table as JSON records")
-    p.set_defaults(func=cmd_compare)
+    p.add_argument("file", metavar="ENDPOINTS.toml", help="the endpoints to compare")
+    p.add_argument(
+        "--repeats", type=_positive_int, default=1, help="runs of each scenario per endpoint"
+    )
+    p.add_argument(
+        "--concurrency", type=_positive_int, default=4, help="runs in flight per endpoint"
+    )
+    p.add_argument("--stream", action="store_true", help="stream every reply")
+    _key_arg(p, " to an endpoint whose table names no api_key_env")
+    _timing_args(p)
+    p.add_argument("--csv", metavar="FILE", help="also write the rows as CSV")
+    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
+    p.add_argument("--traces", metavar="FILE", help="also write every trace as JSON Lines")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON records")
 
-    p = sub.add_parser(
-        "serve-demo",
-        help="keep the demo endpoint up for notebooks and other clients",
-        description="Serve the demo endpoint on 127.0.0.1 until Ctrl-C or SIGTERM.",
+    p = _sub(
+        sub,
+        "doctor",
+        "say what an endpoint really does, and what to change on the server",
+        "Run a bounded set of probes (tool_choice matrix, where reasoning goes, leaks, text "
+        "tool calls, streamed vs not, usage) and print each verdict with its evidence and the "
+        "server-side fix when one is known. " + MODEL_NAMES,
     )
-    p.add_argument("--port", type=int, default=0, help="default: a free port")
-    p.set_defaults(func=cmd_serve_demo)
+    _endpoint_args(p)
+    p.add_argument(
+        "--no-stream", action="store_true", help="skip the streamed requests (stream parity)"
+    )
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = _sub(
+        sub,
+        "models",
+        "list the model names an endpoint serves (/v1/models)",
+        "Print the ids (and owned_by) the endpoint lists at /v1/models: the names --model takes.",
+    )
+    _endpoint_args(p, model=False)
+
+    p = _sub(
+        sub,
+        "serve-demo",
+        "keep the demo endpoint up for notebooks and other clients",
+        "Serve the demo endpoint on 127.0.0.1 until Ctrl-C, SIGINT or SIGTERM "
+        "(also when run in the background).",
+    )
+    p.add_argument("--port", type=_port, default=0, help="port to listen on, 0 for a free one")
     return parser
+
+
+# serve-demo lives here: its signal handling is the process's, not a command's.
+
+
+class _Stop(Exception):
+    """Raised in the main thread by the SIGINT and SIGTERM handlers of serve-demo."""
+
+
+def cmd_serve_demo(args: argparse.Namespace) -> int:
+    from .demo import DemoServer
+
+    try:
+        server = DemoServer(port=args.port)
+    except OSError as exc:
+        raise CommandError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}", 1) from None
+    stopping = threading.Event()
+
+    def stop(signum: int, frame: Any) -> None:
+        if not stopping.is_set():  # a second signal during shutdown is not an error
+            stopping.set()
+            raise _Stop
+
+    # Both handlers explicitly: a shell starts a background job with SIGINT ignored, and
+    # Python then never installs its KeyboardInterrupt handler.
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with server:
+            print(f"demo endpoint: {server.base_url}", flush=True)
+            print(f"models: {', '.join(server.models)}", flush=True)
+            print("serving until Ctrl-C or SIGTERM", flush=True)
+            # A lock wait in the main thread is interrupted by a signal whose handler raises.
+            threading.Event().wait()
+    except (_Stop, KeyboardInterrupt):
+        pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    print("demo endpoint stopped", flush=True)
+    return 0
 
 
 def _fail(message: str) -> None:
@@ -351,15 +357,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return int(args.func(args))
+        if args.command == "serve-demo":
+            return cmd_serve_demo(args)
+        return COMMANDS[args.command](args)
     except CommandError as exc:
         _fail(str(exc))
         return exc.status
-    except BackendError as exc:
-        _fail(exc.message)
-        return 1
     except RigError as exc:
-        _fail(f"{type(exc).__name__}: {exc.message}")
+        _fail(
+            exc.message
+            if exc.message.startswith("ai backend")
+            else f"{type(exc).__name__}: {exc.message}"
+        )
         return 1
     except KeyboardInterrupt:
         _fail("interrupted")

@@ -1,44 +1,339 @@
-"""What an endpoint does with each tool_choice setting.
+"""The endpoint doctor: what an endpoint really does, and what to change on the server.
 
-Real servers differ here in ways that decide whether a loop works at all: a
-llama.cpp server with SmolLM2 answers in text when tool_choice is unset, makes
-a real tool call with "auto", and fails with HTTP 500 on "required". One probe
-per setting shows it::
+    report = endpoint_report(client, "qwen3")
+    report.server                      # "vllm", "llama.cpp", ... or "unknown"
+    report.to_dataframe()              # check, verdict, evidence, advice
 
-    >>> tool_choice_matrix(client, "smollm2")
-    {'unset': 'text', 'auto': 'tool call', 'required': 'error 500'}
+At most 7 requests: the model list, the tool_choice matrix (tool_choice
+unset, "auto", "required": a llama.cpp server with SmolLM2 answers in text,
+calls a tool, and fails with HTTP 500), one short reasoning question, and,
+with `stream=True`, that question and the "auto" probe again streamed, to
+see whether the two paths agree. Every check keeps its trace. Evidence is
+short, redacted, and escaped wherever it is shown.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from .errors import BackendError, NoToolCallingError, OutputLimitError, RigError
+from ._advice import advice
+from .dialects import TOOL_CALL_DIALECTS
+from .errors import BackendError, RigError
+from .record import finalizing, record_round
+from .trace import Iteration, Trace
+from .wire import TOOL_CHOICES as ALL_TOOL_CHOICES
+from .wire import Reply, chat_body
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from .client import Client
 
-__all__ = ["TOOL_CHOICES", "tool_choice_matrix", "tool_choice_verdict"]
+__all__ = [
+    "CHECKS",
+    "TOOL_CHOICES",
+    "Check",
+    "EndpointReport",
+    "describe_report",
+    "endpoint_report",
+    "guess_server",
+    "tool_choice_matrix",
+    "tool_choice_verdict",
+]
 
-# Matrix key -> the tool_choice the probe sends (None: the field is left out).
-TOOL_CHOICES: dict[str, str | None] = {"unset": None, "auto": "auto", "required": "required"}
+# The matrix: what an endpoint does with tool_choice unset, "auto" and "required", in that order.
+TOOL_CHOICES: dict[str, str | None] = {
+    k: ALL_TOOL_CHOICES[k] for k in ("unset", "auto", "required")
+}
+CHECKS = (
+    "tool_choice_unset",
+    "tool_choice_auto",
+    "tool_choice_required",
+    "reasoning_location",
+    "leak_dialects",
+    "text_tool_calls",
+    "stream_parity",
+    "usage_reported",
+    "reasoning_tokens_reported",
+)
+QUESTION = "What is 17 * 23? Think it through briefly, then give the result in one sentence."
+QUESTION_MAX_TOKENS = 512
+_EVIDENCE_CHARS = 160
+_LLAMA_FINGERPRINT = re.compile(r"^b\d+-[0-9a-f]+")
+_OWNERS = {
+    "llamacpp": "llama.cpp",
+    "me": "llama.cpp",  # llama-cpp-python's server
+    "vllm": "vllm",
+    "library": "ollama",
+    "ollama": "ollama",
+    "organization_owner": "lm-studio",
+    "sglang": "sglang",
+    "litellm": "litellm",
+    "system": "openai",
+    "openai": "openai",
+    "openai-internal": "openai",
+}
+
+
+@dataclass
+class Check:
+    """One finding: its verdict, the evidence for it, the server-side fix, and its trace."""
+
+    name: str
+    verdict: str
+    evidence: str = ""
+    advice: str = ""
+    trace: Trace | None = field(default=None, repr=False)
+
+
+@dataclass
+class EndpointReport:
+    """What `endpoint_report` found: the model, the guessed server kind, and each check."""
+
+    model: str
+    server: str
+    checks: list[Check] = field(default_factory=list)
+
+    def check(self, name: str) -> Check:
+        for c in self.checks:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "server": self.server,
+            "checks": [
+                {"name": c.name, "verdict": c.verdict, "evidence": c.evidence, "advice": c.advice}
+                for c in self.checks
+            ],
+        }
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """One row per check: check, verdict, evidence, advice."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("this needs pandas: pip install 'rig_nb[notebook]'") from None
+        rows = [(c.name, c.verdict, c.evidence, c.advice) for c in self.checks]
+        df: pd.DataFrame = pd.DataFrame(rows, columns=["check", "verdict", "evidence", "advice"])
+        return df
+
+
+def guess_server(owned_by: str, reply: Reply | None) -> str:
+    """The server kind from the model list's owned_by and what a reply carried."""
+    headers = reply.headers if reply is not None else {}
+    if any(k.startswith("x-litellm") for k in headers):
+        return "litellm"
+    if reply is not None and (
+        "timings" in reply.top_level or _LLAMA_FINGERPRINT.match(reply.system_fingerprint)
+    ):
+        return "llama.cpp"
+    if "llama.cpp" in headers.get("server", "").lower():
+        return "llama.cpp"
+    kind = _OWNERS.get(owned_by.strip().lower(), "")
+    if kind:
+        return kind
+    if reply is not None and reply.system_fingerprint.startswith("fp_"):
+        return "openai"
+    return "unknown"
 
 
 def tool_choice_verdict(client: Client, model: str, tool_choice: str | None) -> str:
-    """One probe: "tool call", "text", "length", "error <status>", or "error <ErrorClass>"."""
-    try:
-        client.probe_tool_calling(model, tool_choice=tool_choice)
-    except NoToolCallingError:
-        return "text"
-    except OutputLimitError:
-        return "length"
-    except BackendError as exc:
-        return "error" if exc.status_code is None else f"error {exc.status_code}"
-    except RigError as exc:
-        return f"error {type(exc).__name__}"
-    return "tool call"
+    """One probe: "tool call", "text", "length", "error <status>", or "error"."""
+    return _verdict(client.probe_trace(model, tool_choice=tool_choice))
 
 
 def tool_choice_matrix(client: Client, model: str) -> dict[str, str]:
     """Probe `model` once per tool_choice setting (unset, "auto", "required"), in that order."""
     return {key: tool_choice_verdict(client, model, choice) for key, choice in TOOL_CHOICES.items()}
+
+
+def _verdict(trace: Trace) -> str:
+    exc = trace.exception
+    if trace.outcome == "ok":
+        return "tool call"
+    if trace.outcome == "NoToolCallingError":
+        return "text"
+    if trace.outcome == "OutputLimitError":
+        return "length"
+    if isinstance(exc, BackendError):
+        return "error" if exc.status_code is None else f"error {exc.status_code}"
+    return f"error {trace.outcome}"
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _EVIDENCE_CHARS else text[: _EVIDENCE_CHARS - 3] + "..."
+
+
+def _said(it: Iteration) -> str:
+    """A short account of one reply: finish, calls, content and reasoning heads."""
+    parts = [f"finish {it.finish_reason or '-'}", f"{len(it.tool_calls)} tool calls"]
+    if it.ending:
+        parts.append(f"ending {it.ending}")
+    if it.raw_content.strip():
+        parts.append(f"content {_short(it.raw_content)[:80]!r}")
+    if it.reasoning_content:
+        parts.append(f"{it.reasoning_field} {_short(it.reasoning_content)[:60]!r}")
+    return "; ".join(parts)
+
+
+def _evidence(trace: Trace) -> str:
+    if not trace.iterations:
+        return ""
+    it = trace.iterations[-1]
+    if it.ending == "error":
+        return _short(trace.error)
+    return _short(_said(it))
+
+
+def _ask(client: Client, model: str, stream: bool) -> tuple[Trace, Reply | None]:
+    """The reasoning question as one recorded round; the trace and the reply (None on failure)."""
+    messages = [{"role": "user", "content": QUESTION}]
+    body = chat_body(model, messages, QUESTION_MAX_TOKENS, stream=stream)
+    trace = Trace(settings={"kind": "question", "max_tokens": QUESTION_MAX_TOKENS})
+    trace.model, trace.endpoint = model, client.endpoint
+    it = Iteration(index=0, messages=messages)
+    trace.iterations.append(it)
+    reply: Reply | None = None
+    try:
+        with finalizing(trace):
+            reply = record_round(client, body, it, trace, stream=stream, retries=False)
+    except RigError:
+        pass
+    return trace, reply
+
+
+def _replies(traces: list[Trace]) -> list[Iteration]:
+    return [it for t in traces for it in t.iterations if it.ending != "error"]
+
+
+def _reasoning_location(its: list[Iteration]) -> tuple[str, str]:
+    for it in its:
+        if it.reasoning_shape != "none":
+            return f"content:{it.reasoning_shape}", _said(it)
+    for it in its:
+        if it.reasoning_content:
+            return f"field:{it.reasoning_field}", _said(it)
+    return "none", "no reasoning seen in content or in a reasoning field"
+
+
+def _parity(plain: tuple[Trace, Trace], probe: tuple[Trace, Trace] | None) -> tuple[str, str]:
+    """How the streamed replies differ from the unstreamed ones, structurally."""
+    diffs: list[str] = []
+    pairs = [("question", *plain)] + ([("auto probe", *probe)] if probe else [])
+    for label, whole, streamed in pairs:
+        a, b = whole.iterations[-1], streamed.iterations[-1]
+        if (a.ending == "error") != (b.ending == "error"):
+            which = "streamed" if b.ending == "error" else "not streamed"
+            diffs.append(f"{label}: fails only when {which}")
+            continue
+        if a.reasoning_shape != b.reasoning_shape:
+            diffs.append(
+                f"{label}: tags {a.reasoning_shape} not streamed, {b.reasoning_shape} streamed"
+            )
+        if bool(a.reasoning_content) != bool(b.reasoning_content):
+            where = "not streamed" if a.reasoning_content else "streamed"
+            diffs.append(f"{label}: reasoning in the field only when {where}")
+        elif a.reasoning_field != b.reasoning_field:
+            diffs.append(f"{label}: reasoning field {a.reasoning_field} vs {b.reasoning_field}")
+        if bool(a.tool_calls or a.finish_reason == "tool_calls") != bool(
+            b.tool_calls or b.finish_reason == "tool_calls"
+        ) or (whole.outcome == "ok") != (streamed.outcome == "ok"):
+            where = "not streamed" if whole.outcome == "ok" else "streamed"
+            diffs.append(f"{label}: tool calls only when {where}")
+        if a.leaks != b.leaks:
+            diffs.append(f"{label}: leaks {a.leaks} vs {b.leaks}")
+    if not diffs:
+        return "same", "streamed and not streamed replies have the same structure"
+    return "differs: " + "; ".join(diffs), ""
+
+
+def endpoint_report(client: Client, model: str, *, stream: bool = True) -> EndpointReport:
+    """Probe `model` on `client`'s endpoint with a bounded set of requests (at most 7)."""
+    owned_by = ""
+    try:
+        for m in client.list_models().items:
+            if m.get("id") == model and isinstance(m.get("owned_by"), str):
+                owned_by = m["owned_by"]
+    except RigError:
+        pass
+    probes = {
+        key: client.probe_trace(model, tool_choice=choice) for key, choice in TOOL_CHOICES.items()
+    }
+    plain, reply = _ask(client, model, stream=False)
+    streamed: tuple[Trace, Trace] | None = None
+    if stream:
+        streamed = (_ask(client, model, stream=True)[0], client.probe_trace(model, stream=True))
+    server = guess_server(owned_by, reply)
+    checks = [
+        Check(f"tool_choice_{key}", _verdict(t), _evidence(t), trace=t) for key, t in probes.items()
+    ]
+    traces = [plain, *probes.values(), *(streamed or ())]
+    its = _replies(traces)
+    location, where = _reasoning_location(_replies([plain, *probes.values()]))
+    checks.append(Check("reasoning_location", location, _short(where), trace=plain))
+    leaks = list(dict.fromkeys(name for it in its for name in it.leaks))
+    leak_its = [it for it in its if it.leaks]
+    checks.append(
+        Check(
+            "leak_dialects",
+            ",".join(leaks) or "no",
+            _short(_said(leak_its[0])) if leak_its else "",
+            trace=plain,
+        )
+    )
+    text_calls = [it for it in its if it.ending == "text_tool_calls"]
+    # Harmony carries calls only as commentary messages: it counts when a turn ended in one.
+    dialects = [d for it in text_calls for d in it.leaks if d in TOOL_CALL_DIALECTS | {"harmony"}]
+    verdict = ",".join(dict.fromkeys(dialects)) or ("yes" if text_calls else "no")
+    text_trace = next((t for t in probes.values() if t.ending == "text_tool_calls"), None)
+    checks.append(
+        Check(
+            "text_tool_calls",
+            verdict,
+            _short(_said(text_calls[0])) if text_calls else "",
+            trace=text_trace or probes["auto"],
+        )
+    )
+    if streamed is not None:
+        parity, why = _parity((plain, streamed[0]), (probes["auto"], streamed[1]))
+        checks.append(Check("stream_parity", parity, _short(why), trace=streamed[0]))
+    else:
+        checks.append(Check("stream_parity", "not checked", "stream=False", trace=None))
+    counted = [it for it in its if "prompt_tokens" in it.usage or "completion_tokens" in it.usage]
+    checks.append(
+        Check("usage_reported", "yes" if counted else "no", f"{len(counted)}/{len(its)} replies")
+    )
+    reasoned = any(it.reasoning_content or it.reasoning_shape != "none" for it in its)
+    with_tokens = [it for it in its if "reasoning_tokens" in it.usage]
+    checks.append(
+        Check(
+            "reasoning_tokens_reported",
+            "yes" if with_tokens else "no",
+            "reasoning seen in the replies" if reasoned else "no reasoning seen",
+        )
+    )
+    for c in checks:
+        c.evidence = client.redact(c.evidence)
+        silent = c.name == "reasoning_tokens_reported" and not reasoned
+        c.advice = (
+            "" if silent else advice(server if server != "unknown" else "", c.name, c.verdict)
+        )
+    return EndpointReport(model=model, server=server, checks=checks)
+
+
+def describe_report(report: EndpointReport) -> str:
+    """The report as text: a header line, then one block per check."""
+    lines = [f"{report.model}: server {report.server}"]
+    for c in report.checks:
+        lines.append(f"  {c.name:<26} {c.verdict}")
+        if c.evidence:
+            lines.append(f"  {'':<26} evidence: {c.evidence}")
+        if c.advice:
+            lines.append(f"  {'':<26} fix: {c.advice}")
+    return "\n".join(lines)

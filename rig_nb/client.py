@@ -1,52 +1,47 @@
-"""Client: explicit credentials only, a capped response body, opaque backend errors, the probe."""
+"""Client: a hardened transport to one OpenAI-compatible endpoint.
+
+It sends a request body and returns a parsed `Reply`, or raises a RigError;
+recording and deciding belong to the loop (`rig_nb.loop`). Nothing ambient
+reaches the wire: explicit credentials only, no OPENAI_* variables, no netrc.
+Every request is bounded: a capped (decompressed) body, a per-read `timeout`,
+and a `deadline` on the whole request, retries and streamed bodies included.
+"""
 
 from __future__ import annotations
 
 import json
-import re
+import logging
+import math
+import ssl
 import threading
 import time
+import weakref
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import urlsplit
 
 import openai
 
-from .content import reasoning_shape, strip_reasoning
-from .errors import (
-    BackendError,
-    NoToolCallingError,
-    OutputLimitError,
-    ResponseTooLargeError,
-    RigError,
-)
-from .trace import Iteration, Trace
+from ._backend_errors import backend_error, retry_delay, retryable
+from ._version import __version__
+from .errors import BackendError, ResponseTooLargeError, RigError
+from .redact import Redactor
+from .stream import StreamAssembler
+from .wire import Reply, parse_reply
 
 if TYPE_CHECKING:
-    import ssl
-
     import httpx
 
     from .loop import RunRequest, RunResult
+    from .trace import Trace
 
-__all__ = ["Client"]
+__all__ = ["Client", "Models", "check_timing"]
 
-PROBE_MAX_TOKENS = 256
+T = TypeVar("T")
+
 _NO_KEY = "rig-nb-no-key"  # the SDK insists on a key; the transport never sends this one
-_COMPLETION_TOKENS_MODEL = re.compile(r"^(o[1-9][0-9]*|gpt-5)([-.:_@].*)?$")
-_PROBE_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "ping",
-        "description": "Reply to a ping. Call this tool when asked to ping.",
-        "parameters": {
-            "type": "object",
-            "properties": {"message": {"type": "string", "description": "any short text"}},
-            "required": ["message"],
-        },
-    },
-}
-_PROBE_PROMPT = "Call the ping tool now with message 'hello'. Do not answer in text."
+_HEADERS_KEPT = ("server", "x-powered-by", "via", "x-litellm-version", "x-litellm-model-id")
 
 _ssl_lock = threading.Lock()
 _ssl_context: ssl.SSLContext | None = None
@@ -63,6 +58,27 @@ def _shared_ssl_context() -> ssl.SSLContext:
         return _ssl_context
 
 
+class _LogRedaction(logging.Filter):
+    """Removes every live Client's secrets from what httpx logs (it logs each URL at INFO)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.redactors: weakref.WeakSet[Redactor] = weakref.WeakSet()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        redactors = list(self.redactors)
+        if redactors:
+            text = record.getMessage()
+            for redact in redactors:
+                text = redact(text)
+            record.msg, record.args = text, None
+        return True
+
+
+_log_redaction = _LogRedaction()
+logging.getLogger("httpx").addFilter(_log_redaction)
+
+
 def _normalize_base_url(base_url: str) -> str:
     if not isinstance(base_url, str) or not base_url.strip():
         raise ValueError("base_url must be a non-empty http(s) URL")
@@ -73,137 +89,46 @@ def _normalize_base_url(base_url: str) -> str:
         raise ValueError("base_url must not carry user:password; pass api_key instead")
     if parts.query or parts.fragment or base_url.strip().endswith(("?", "#")):
         raise ValueError("base_url must not carry a query or fragment")
+    try:
+        parts.port  # noqa: B018  (raises on a port out of range)
+    except ValueError:
+        raise ValueError("base_url has a port out of range (1-65535)") from None
     path = parts.path
     if path in ("", "/"):
         path = "/v1"
     return f"{parts.scheme}://{parts.netloc}{path.rstrip('/') or '/'}"
 
 
-def uses_max_completion_tokens(model: str) -> bool:
-    """o-series and gpt-5 models reject max_tokens and take max_completion_tokens."""
-    return bool(_COMPLETION_TOKENS_MODEL.match(model.rsplit("/", 1)[-1].lower()))
+def _positive(name: str, value: float | None, *, optional: bool = False) -> float | None:
+    if value is None and optional:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(f"{name} must be a number of seconds > 0")
+    return float(value)
+
+
+def check_timing(timeout: float, deadline: float | None) -> tuple[float, float | None]:
+    """The Client's timeout and deadline, checked: ValueError unless > 0 (deadline may be None)."""
+    checked = _positive("timeout", timeout)
+    assert checked is not None
+    return checked, _positive("deadline", deadline, optional=True)
+
+
+def _kept_headers(headers: Any) -> dict[str, str]:
+    return {k: str(headers[k])[:200] for k in _HEADERS_KEPT if k in headers}
 
 
 @dataclass
-class Reply:
-    """The parts of a chat completion the loop acts on."""
+class Models:
+    """The endpoint's model list (`GET /models`) and the response headers that name the server."""
 
-    content: str = ""
-    reasoning: str = ""
-    finish_reason: str = ""
-    tool_calls: list[Any] = field(default_factory=list)
-    usage: dict[str, int] = field(default_factory=dict)
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):  # content parts
-        return "".join(
-            p.get("text", "")
-            for p in value
-            if isinstance(p, dict) and isinstance(p.get("text"), str)
-        )
-    return ""
-
-
-def parse_reply(body: Any) -> Reply:
-    """Choice 0 of a chat completion body; minimal replies (no id, model, usage) are fine."""
-    if not isinstance(body, dict):
-        raise BackendError("ai backend: reply is not a JSON object")
-    if "error" in body and not body.get("choices"):
-        err = body["error"]
-        detail = err.get("message") if isinstance(err, dict) else err
-        raise BackendError(
-            f"ai backend: error in reply: {detail if isinstance(detail, str) else ''}"
-        )
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise BackendError("ai backend: reply has no choices")
-    choice = choices[0]
-    message = choice.get("message")
-    if not isinstance(message, dict):
-        message = {}
-    reasoning = _text(message.get("reasoning_content")) or _text(message.get("reasoning"))
-    calls = message.get("tool_calls")
-    if not isinstance(calls, list):
-        calls = [] if calls is None else [calls]
-    fc = message.get("function_call")
-    if not calls and isinstance(fc, dict):  # legacy single call
-        calls = [{"id": "", "type": "function", "function": fc}]
-    usage: dict[str, int] = {}
-    raw_usage = body.get("usage")
-    if isinstance(raw_usage, dict):
-        for key in ("prompt_tokens", "completion_tokens"):
-            value = raw_usage.get(key)
-            if isinstance(value, int) and not isinstance(value, bool):
-                usage[key] = value
-    finish = choice.get("finish_reason")
-    return Reply(
-        content=_text(message.get("content")),
-        reasoning=reasoning,
-        finish_reason=finish if isinstance(finish, str) else "",
-        tool_calls=calls,
-        usage=usage,
-    )
-
-
-def call_name(call: Any) -> str:
-    """The function name of a tool call, or "" when the loop cannot execute it."""
-    if not isinstance(call, dict) or call.get("type", "function") != "function":
-        return ""
-    fn = call.get("function")
-    name = fn.get("name") if isinstance(fn, dict) else None
-    return name if isinstance(name, str) else ""
-
-
-class _Redactor:
-    """Removes the key and the base URL (whole, origin, host, path) from endpoint text."""
-
-    def __init__(self, api_key: str, base_url: str, given: str) -> None:
-        secrets = {api_key, base_url, given.strip()}
-        for url in (base_url, given.strip()):
-            parts = urlsplit(url)
-            secrets |= {f"{parts.scheme}://{parts.netloc}", parts.netloc, parts.hostname or ""}
-            if len(parts.path.strip("/")) > 0:
-                secrets.add(parts.path.rstrip("/"))
-        self._secrets = sorted((s for s in secrets if len(s) > 1), key=len, reverse=True)
-
-    def __call__(self, text: str) -> str:
-        for s in self._secrets:
-            text = text.replace(s, "[redacted]")
-        return text
-
-
-def _endpoint_message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        msg = err.get("message") if isinstance(err, dict) else err
-        if isinstance(msg, str):
-            return msg
-    try:
-        text = exc.response.text
-    except Exception:
-        return ""
-    text = re.sub(r"<[^>]*>", " ", text)
-    return " ".join(text.split())
-
-
-def _backend_error(exc: Exception, redact: _Redactor) -> BackendError:
-    """The one place foreign exceptions become BackendError; the cause is never chained."""
-    if isinstance(exc, openai.APIStatusError):
-        msg = redact(_endpoint_message(exc))[:300]
-        status = exc.status_code
-        text = f"ai backend: HTTP {status}" + (f": {msg}" if msg else "")
-        return BackendError(text, status_code=status)
-    if isinstance(exc, openai.APITimeoutError):
-        return BackendError("ai backend: request timed out")
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__
-        kind = type(cause).__name__ if cause is not None else "connection error"
-        return BackendError(f"ai backend: connection failed ({kind})")
-    return BackendError(f"ai backend: {type(exc).__name__}")
+    items: list[dict[str, Any]] = field(default_factory=list)
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 class Client:
@@ -218,43 +143,48 @@ class Client:
         max_response_bytes: int = 1 << 20,
         user_agent: str | None = None,
         timeout: float = 120.0,
+        deadline: float | None = 600.0,
         max_retries: int = 2,
     ) -> None:
         # httpx is imported here, not at import time: openai itself runs on httpx2.
         import httpx
 
-        from . import __version__
-        from ._transport import GuardTransport
+        from ._transport import GuardTransport, pool_transport
 
         if not isinstance(api_key, str):
             raise ValueError("api_key must be a string")
+        if isinstance(max_response_bytes, bool) or not isinstance(max_response_bytes, int):
+            raise ValueError("max_response_bytes must be an int > 0")
         if max_response_bytes <= 0:
             raise ValueError("max_response_bytes must be > 0")
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise ValueError("max_retries must be an int >= 0")
+        self.timeout, self.deadline = check_timing(timeout, deadline)
+        self.max_retries = max_retries
         self._base_url = _normalize_base_url(base_url)
         self._api_key = api_key
-        self._redact = _Redactor(api_key, self._base_url, base_url)
-        parts = urlsplit(self._base_url)
-        self.endpoint = parts.netloc
+        self.redact = Redactor(api_key, [self._base_url, base_url])
+        _log_redaction.redactors.add(self.redact)
+        self.endpoint = urlsplit(self._base_url).netloc
         guard = GuardTransport(
-            http_client
-            if http_client is not None
-            else httpx.HTTPTransport(verify=_shared_ssl_context()),
+            http_client if http_client is not None else pool_transport(_shared_ssl_context()),
             api_key=api_key,
             user_agent=user_agent or f"rig_nb/{__version__}",
             max_response_bytes=max_response_bytes,
         )
         # trust_env=False: no proxies, no netrc, no SSL_CERT_* from the environment.
         self._http = httpx.Client(
-            transport=guard, trust_env=False, timeout=timeout, follow_redirects=False
+            transport=guard, trust_env=False, timeout=self.timeout, follow_redirects=False
         )
+        # Retries are ours (`_attempts`): the SDK's would sleep past the deadline on Retry-After.
         self._sdk = openai.OpenAI(
             api_key=api_key or _NO_KEY,
             organization="",
             project="",
             webhook_secret="",
             base_url=self._base_url,
-            timeout=timeout,
-            max_retries=max_retries,
+            timeout=self.timeout,
+            max_retries=0,
             default_headers={"Authorization": "Bearer " + (api_key or _NO_KEY)},
             http_client=cast(Any, self._http),  # the SDK accepts a legacy httpx.Client
         )
@@ -272,117 +202,178 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def chat(self, params: dict[str, Any], *, retries: bool = True) -> Reply:
-        """One chat.completions request; every failure is a RigError."""
-        sdk = self._sdk if retries else self._sdk.with_options(max_retries=0)
+    def _attempts(self, send: Callable[[], T], retries: bool) -> T:
+        """`send` under the deadline, retried on transient failures; every failure a RigError."""
+        from ._transport import deadline_scope, remaining
+
+        tries = self.max_retries if retries else 0
         error: BackendError | None = None
-        try:
-            raw = sdk.chat.completions.with_raw_response.create(**params)
-            content = raw.http_response.content
-        except ResponseTooLargeError:
-            raise
-        except Exception as exc:
-            error = _backend_error(exc, self._redact)
-        if error is not None:
-            raise error  # raised outside the except block: no chained cause
-        try:
-            body = json.loads(content)
-        except (ValueError, RecursionError):
-            body = None
-        if body is None:
-            raise BackendError("ai backend: reply is not valid JSON")
-        try:
-            return parse_reply(body)
-        except BackendError as exc:
-            raise BackendError(self._redact(exc.message)[:400]) from None
+        with deadline_scope(self.deadline):
+            for attempt in range(tries + 1):
+                try:
+                    return send()
+                except ResponseTooLargeError:
+                    raise
+                except BackendError as exc:
+                    error = backend_error(exc, self.redact, self.deadline)
+                    break
+                except RigError:
+                    raise
+                except Exception as exc:
+                    error = backend_error(exc, self.redact, self.deadline)
+                    retry, headers = retryable(exc)
+                    if not retry or attempt == tries or error.kind == "deadline":
+                        break
+                    delay = retry_delay(attempt, headers)
+                    try:
+                        left = remaining()
+                    except Exception:
+                        break
+                    # A wait longer than the deadline allows, or than the caller's timeout
+                    # (the silence they accept), is not waited: the error says what was asked.
+                    if delay > self.timeout or (left is not None and delay >= left):
+                        error = BackendError(
+                            f"{error.message} (the endpoint asks to retry after {delay:g} s)",
+                            status_code=error.status_code,
+                            kind=error.kind,
+                        )
+                        break
+                    time.sleep(delay)
+        assert error is not None
+        raise error  # raised outside the except block: no chained cause
 
-    def chat_params(
+    def chat(self, body: Mapping[str, Any], *, retries: bool = True) -> Reply:
+        """One chat.completions request (not streamed); the parsed reply of choice 0."""
+        params, extra = _split(body)
+
+        def send() -> Reply:
+            raw = self._sdk.chat.completions.with_raw_response.create(**params, extra_body=extra)
+            http = raw.http_response
+            try:
+                data = json.loads(http.content)
+            except (ValueError, RecursionError):
+                data = None
+            if data is None:
+                raise BackendError("ai backend: reply is not valid JSON", kind="reply")
+            reply = parse_reply(data)
+            reply.headers = _kept_headers(http.headers)
+            return reply
+
+        return self._attempts(send, retries)
+
+    def stream(
         self,
-        model: str,
-        messages: list[dict[str, Any]],
-        max_tokens: int,
+        body: Mapping[str, Any],
+        assembler: StreamAssembler,
         *,
-        tools: list[dict[str, Any]] | None = None,
-        tool_choice: str | None = "auto",
-        temperature: float = 0.0,
-    ) -> dict[str, Any]:
-        """The request body the loop and the probe send."""
-        params: dict[str, Any] = {"model": model, "messages": messages}
-        key = "max_completion_tokens" if uses_max_completion_tokens(model) else "max_tokens"
-        params[key] = max_tokens
-        if temperature != 0:
-            params["temperature"] = temperature
-        if tools:
-            params["tools"] = tools
-            if tool_choice is not None:
-                params["tool_choice"] = tool_choice
-        return params
+        on_event: Callable[[bool], None] | None = None,
+        retries: bool = True,
+    ) -> Reply:
+        """One streamed request; each `data:` event goes to `assembler`, then `on_event(grew)`.
 
-    def round(self, params: dict[str, Any], iteration: Iteration, *, retries: bool = True) -> Reply:
-        """One request, recorded into `iteration` (latency, raw and stripped text, usage)."""
-        start = time.perf_counter()
-        try:
-            reply = self.chat(params, retries=retries)
-        finally:
-            iteration.latency_s = time.perf_counter() - start
-        iteration.raw_content = reply.content
-        iteration.reasoning_content = reply.reasoning
-        iteration.reasoning_shape = reasoning_shape(reply.content)
-        iteration.text = strip_reasoning(reply.content)
-        iteration.finish_reason = reply.finish_reason
-        iteration.usage = dict(reply.usage)
-        return reply
+        A retry happens only before the first event. The assembler keeps what
+        arrived when the stream fails part way.
+        """
+        from ._sse import iter_events
+
+        params, extra = _split(body)
+        params["stream"] = True
+
+        def send() -> Reply:
+            with self._sdk.chat.completions.with_streaming_response.create(
+                **params, extra_body=extra
+            ) as raw:
+                http = raw.http_response
+                # Failures past this point are httpx's or ours, never the SDK's: not retried.
+                for data in iter_events(http.iter_bytes()):
+                    if data == "[DONE]":
+                        assembler.done = True
+                        break
+                    try:
+                        event = json.loads(data)
+                    except (ValueError, RecursionError):
+                        raise BackendError(
+                            "ai backend: stream event is not valid JSON", kind="protocol"
+                        ) from None
+                    grew = assembler.feed(event)
+                    if on_event is not None:
+                        on_event(grew)
+                reply = assembler.finish()
+                reply.headers = _kept_headers(http.headers)
+                return reply
+
+        return self._attempts(send, retries)
+
+    def list_models(self) -> Models:
+        """GET /models, once: the model list (`id`, `owned_by`, ...), empty when not a list."""
+
+        def send() -> Models:
+            raw = self._sdk.models.with_raw_response.list()
+            try:
+                data = json.loads(raw.http_response.content)
+            except (ValueError, RecursionError):
+                data = None
+            items = data.get("data") if isinstance(data, dict) else None
+            kept = [m for m in items if isinstance(m, dict)] if isinstance(items, list) else []
+            return Models(kept, _kept_headers(raw.http_response.headers))
+
+        return self._attempts(send, retries=False)
 
     def probe_tool_calling(
-        self, model: str, *, tool_choice: str | None = "auto", trace: Trace | None = None
+        self,
+        model: str,
+        *,
+        tool_choice: str | None = "auto",
+        stream: bool = False,
+        trace: Trace | None = None,
     ) -> None:
         """One trivial single-tool request; None only if the reply holds a usable tool call.
 
-        Sends what the loop sends (tool_choice included). Exactly one request, no
-        retries. finish_reason "length" is OutputLimitError; an HTTP error is
-        BackendError. No reply text is put in a raised error.
+        See `rig_nb.probe`: exactly one request, no retries, no reply text in a
+        raised error (which carries `.trace`).
         """
-        messages = [{"role": "user", "content": _PROBE_PROMPT}]
-        params = self.chat_params(
-            model, messages, PROBE_MAX_TOKENS, tools=[_PROBE_TOOL], tool_choice=tool_choice
-        )
-        if trace is None:
-            trace = Trace()
-        trace.model, trace.endpoint = model, self.endpoint
-        trace.settings = {
-            "kind": "probe",
-            "max_tokens": PROBE_MAX_TOKENS,
-            "tool_choice": tool_choice,
-            "tools": ["ping"],
-        }
-        it = Iteration(index=0, messages=list(messages))
-        trace.iterations.append(it)
-        start = time.perf_counter()
-        try:
-            reply = self.round(params, it, retries=False)
-            if reply.finish_reason == "length":
-                raise OutputLimitError("probe reply hit the output token limit before a tool call")
-            names = [call_name(c) for c in reply.tool_calls]
-            if not names:
-                raise NoToolCallingError("backend did not return a tool call: the reply had none")
-            if not all(names):
-                raise NoToolCallingError(
-                    "backend did not return a tool call: the reply's tool calls have no "
-                    "function name the loop can execute"
-                )
-            trace.outcome = "ok"
-        except BaseException as exc:
-            it.error = f"{type(exc).__name__}: {exc}"
-            trace.outcome = type(exc).__name__
-            if isinstance(exc, RigError):
-                exc.trace = trace
-            raise
-        finally:
-            trace.elapsed_s = time.perf_counter() - start
-            trace.notify()
+        from .probe import probe
+
+        probe(self, model, tool_choice=tool_choice, stream=stream, trace=trace)
+
+    def probe_trace(
+        self,
+        model: str,
+        *,
+        tool_choice: str | None = "auto",
+        stream: bool = False,
+        trace: Trace | None = None,
+    ) -> Trace:
+        """The probe's finished trace (outcome "ok" or the error class); never a RigError."""
+        from .probe import probe_trace
+
+        return probe_trace(self, model, tool_choice=tool_choice, stream=stream, trace=trace)
 
     def run(self, request: RunRequest, *, trace: Trace | None = None) -> RunResult:
-        """Run the tool loop; see rig_nb.loop."""
+        """Run the tool loop; see `rig_nb.loop.run`."""
         from .loop import run
 
         return run(self, request, trace=trace)
+
+    def run_trace(self, request: RunRequest, *, trace: Trace | None = None) -> Trace:
+        """Run the tool loop and return its finished trace, never raising a RigError."""
+        from .loop import run_trace
+
+        return run_trace(self, request, trace=trace)
+
+
+def _split(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The SDK's keyword arguments and the rest of the body (sent as extra_body)."""
+    known = {
+        "model",
+        "messages",
+        "max_tokens",
+        "max_completion_tokens",
+        "tools",
+        "tool_choice",
+        "temperature",
+        "stream_options",
+    }
+    params = {k: v for k, v in body.items() if k in known}
+    extra = {k: v for k, v in body.items() if k not in known and k != "stream"}
+    return params, extra

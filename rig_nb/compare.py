@@ -1,282 +1,291 @@
 """Run the same scenarios against several endpoints and get one DataFrame back.
 
     df = compare([Endpoint("vllm", "http://gpu:8000/v1", "qwen3"),
-                  Endpoint("ollama", "http://localhost:11434", "qwen3:4b")])
+                  Endpoint("ollama", "http://localhost:11434", "qwen3:4b")], repeats=3)
+    summarize(df)          # scenario x endpoint: "k/n ok" and the median latency
 
-One row per (endpoint, scenario), in endpoint order then scenario order. A
-scenario is plain data (`Scenario`): pass `scenarios=[*DEFAULT_SCENARIOS,
-Scenario("haiku", prompt=...)]`, or register a new kind in `RUNNERS`. A
-failing endpoint is a row with its error, never an exception that loses the
-other rows. The key never reaches a repr or the DataFrame.
+One row per (endpoint, scenario, repeat), in that order. A scenario is plain
+data (`Scenario`); kinds are registered in `RUNNERS`. `outcome` is "ok" only
+when the scenario's goal was met: an error is its class name, and a run that
+ended without an answer gets its ending (`reasoning_only`, `empty`,
+`text_tool_calls`). A failing endpoint is rows with its error, never an
+exception that loses the other rows; one that cannot be reached fails once and
+its other rows carry the same error without more requests. The key never
+reaches a repr, a row or a trace. `compare_rows` is the same without pandas.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from .client import Client
-from .content import decode_json_object
-from .errors import RigError
-from .loop import RunRequest
-from .tool import Tool
+from .client import Client, check_timing
+from .errors import BackendError
+from .redact import Redactor
+from .scenarios import (
+    ADD_TOOL,
+    DEFAULT_SCENARIOS,
+    NOT_AN_ANSWER,
+    RUNNERS,
+    Endpoint,
+    Runner,
+    Scenario,
+    ScenarioResult,
+    run_scenario,
+)
 from .trace import Trace
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "ADD_TOOL",
     "COLUMNS",
     "DEFAULT_SCENARIOS",
+    "NOT_AN_ANSWER",
     "RUNNERS",
     "Endpoint",
+    "Runner",
     "Scenario",
     "ScenarioResult",
     "compare",
+    "compare_rows",
     "run_scenario",
+    "summarize",
 ]
 
 COLUMNS = [
     "endpoint",
     "model",
     "scenario",
+    "repeat",
     "outcome",
+    "ending",
     "error",
     "reasoning_shapes",
+    "leaks",
     "iterations",
     "tool_calls",
     "prompt_tokens",
     "completion_tokens",
+    "reasoning_tokens",
     "latency_s",
+    "ttft_s",
 ]
+_COUNTS = ("iterations", "tool_calls", "prompt_tokens", "completion_tokens", "reasoning_tokens")
+_INT64_MAX = 2**63 - 1
+_UNREACHABLE = frozenset({"connect", "tls"})
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    """An OpenAI-compatible endpoint to compare: a display name, its base URL, a model."""
+class _Gate:
+    """Per endpoint: its first pair runs alone; if it finds the endpoint unreachable, the rest
+    take its result instead of sending requests."""
 
-    name: str
-    base_url: str
-    model: str
-    api_key: str = field(default="", repr=False)
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """One check run against every endpoint.
-
-    kind "probe" calls `Client.probe_tool_calling(model, tool_choice=...)` (the
-    probe has its own prompt and budget); kind "run" runs the tool loop with the
-    prompt, tools, budget and tool_choice given here.
-    `expect_json` decodes the final text with `decode_json_object`;
-    `require_tool_call` counts a run that never called a tool as a failure.
-    Other kinds can be added to `RUNNERS`.
-    """
-
-    name: str
-    kind: str = "run"
-    prompt: str = ""
-    system: str = ""
-    max_tokens: int = 1024
-    tools: tuple[Tool, ...] = ()
-    max_iterations: int = 0
-    tool_choice: str | None = "auto"
-    expect_json: bool = False
-    require_tool_call: bool = False
+    def __init__(self) -> None:
+        self.first = threading.Lock()
+        self.opened = threading.Event()
+        self.dead: ScenarioResult | None = None
 
 
-@dataclass
-class ScenarioResult:
-    """What one (endpoint, scenario) pair produced; `trace` is None if no request was made."""
+class _Runs:
+    """One Client and one gate per endpoint, shared by the threads running its pairs."""
 
-    outcome: str
-    error: str = ""
-    trace: Trace | None = None
-    latency_s: float = 0.0
-
-
-def _add(args: dict[str, Any]) -> str:
-    return str(int(args["a"]) + int(args["b"]))
-
-
-ADD_TOOL = Tool(
-    name="add",
-    description="Add two integers and return the sum.",
-    input_schema={
-        "type": "object",
-        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-        "required": ["a", "b"],
-    },
-    run=_add,
-)
-
-DEFAULT_SCENARIOS: tuple[Scenario, ...] = (
-    Scenario("probe", kind="probe"),
-    Scenario(
-        "plain answer",
-        prompt="What is the capital of France? Answer in one short sentence.",
-    ),
-    Scenario(
-        "json answer",
-        system="Answer with a single JSON object and nothing else.",
-        prompt='Give the capital of France as {"country": ..., "capital": ...}.',
-        expect_json=True,
-    ),
-    Scenario(
-        "tool round trip",
-        prompt="Use the add tool to add 17 and 25, then say the result.",
-        tools=(ADD_TOOL,),
-        max_iterations=4,
-        require_tool_call=True,
-    ),
-    Scenario(
-        "small budget",
-        prompt="Think it through step by step: what is 17 * 23?",
-        max_tokens=16,
-    ),
-)
-
-Runner = Callable[[Client, Endpoint, Scenario], ScenarioResult]
-
-
-def _error_text(exc: BaseException) -> str:
-    return str(exc) or type(exc).__name__
-
-
-def _probe(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioResult:
-    trace = Trace()
-    try:
-        client.probe_tool_calling(endpoint.model, tool_choice=scenario.tool_choice, trace=trace)
-    except RigError as exc:
-        return ScenarioResult(type(exc).__name__, _error_text(exc), trace)
-    return ScenarioResult("ok", "", trace)
-
-
-def _run(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioResult:
-    trace = Trace()
-    request = RunRequest(
-        model=endpoint.model,
-        max_tokens=scenario.max_tokens,
-        system=scenario.system,
-        prompt=scenario.prompt,
-        tools=scenario.tools,
-        max_iterations=scenario.max_iterations,
-        tool_choice=scenario.tool_choice,
-    )
-    try:
-        result = client.run(request, trace=trace)
-    except RigError as exc:
-        return ScenarioResult(type(exc).__name__, _error_text(exc), exc.trace or trace)
-    if scenario.require_tool_call and result.tool_calls == 0:
-        return ScenarioResult(
-            "NoToolCallingError", "the run finished without calling a tool", result.trace
-        )
-    if scenario.expect_json:
-        try:
-            decode_json_object(result.text)
-        except RigError as exc:
-            return ScenarioResult(type(exc).__name__, _error_text(exc), result.trace)
-    return ScenarioResult("ok", "", result.trace)
-
-
-RUNNERS: dict[str, Runner] = {"probe": _probe, "run": _run}
-
-
-def _scrub(text: str, endpoint: Endpoint) -> str:
-    # Defence in depth: errors from outside the library (a bad base URL, a user
-    # runner) could quote the endpoint; the key and the URL never reach a row.
-    for secret in (endpoint.api_key, endpoint.base_url):
-        if secret:
-            text = text.replace(secret, "***")
-    return text
-
-
-def run_scenario(
-    endpoint: Endpoint,
-    scenario: Scenario,
-    *,
-    timeout: float = 120.0,
-    client: Client | None = None,
-) -> ScenarioResult:
-    """Run one scenario against one endpoint; every failure becomes the result's outcome.
-
-    `latency_s` covers the scenario's requests, not building the client.
-    """
-    runner = RUNNERS.get(scenario.kind)
-    start = time.perf_counter()
-    own: Client | None = None
-    try:
-        if runner is None:
-            raise ValueError(f"unknown scenario kind {scenario.kind!r}")
-        if client is None:
-            client = own = Client(endpoint.base_url, endpoint.api_key, timeout=timeout)
-        start = time.perf_counter()
-        result = runner(client, endpoint, scenario)
-    except Exception as exc:  # one broken endpoint must not lose the other rows
-        result = ScenarioResult(type(exc).__name__, _error_text(exc))
-    finally:
-        if own is not None:
-            own.close()
-    result.latency_s = time.perf_counter() - start
-    result.error = _scrub(result.error, endpoint)
-    return result
-
-
-class _Clients:
-    """One Client per endpoint, shared by the threads running its scenarios."""
-
-    def __init__(self, endpoints: list[Endpoint], timeout: float, concurrency: int) -> None:
+    def __init__(
+        self,
+        endpoints: list[Endpoint],
+        timeout: float,
+        deadline: float | None,
+        stream: bool,
+        concurrency: int,
+    ) -> None:
         self._endpoints = endpoints
-        self._timeout = timeout
+        self._settings = (timeout, deadline, stream)
         self._lock = threading.Lock()
         self._clients: dict[int, Client] = {}
-        # At most `concurrency` pairs in flight against any one endpoint.
+        self._gates = [_Gate() for _ in endpoints]
         self._slots = [threading.BoundedSemaphore(concurrency) for _ in endpoints]
 
-    def run(self, index: int, scenario: Scenario) -> ScenarioResult:
+    def _client(self, index: int) -> Client:
+        timeout, deadline, _ = self._settings
+        with self._lock:
+            client = self._clients.get(index)
+            if client is None:
+                endpoint = self._endpoints[index]
+                client = Client(
+                    endpoint.base_url, endpoint.api_key, timeout=timeout, deadline=deadline
+                )
+                self._clients[index] = client
+            return client
+
+    def _one(self, index: int, scenario: Scenario) -> ScenarioResult:
         endpoint = self._endpoints[index]
+        timeout, deadline, stream = self._settings
         try:
-            with self._lock:
-                client = self._clients.get(index)
-                if client is None:
-                    client = Client(endpoint.base_url, endpoint.api_key, timeout=self._timeout)
-                    self._clients[index] = client
+            client = self._client(index)
         except Exception as exc:  # a bad base URL is that endpoint's rows, not an exception
-            return ScenarioResult(type(exc).__name__, _scrub(_error_text(exc), endpoint))
+            error = Redactor(endpoint.api_key, [endpoint.base_url])(str(exc))
+            return ScenarioResult(type(exc).__name__, error)
         with self._slots[index]:
-            return run_scenario(endpoint, scenario, timeout=self._timeout, client=client)
+            return run_scenario(
+                endpoint, scenario, timeout=timeout, deadline=deadline, stream=stream, client=client
+            )
+
+    def run(self, index: int, scenario: Scenario) -> ScenarioResult:
+        gate = self._gates[index]
+        if gate.first.acquire(blocking=False):
+            try:
+                result = self._one(index, scenario)
+                if _unreachable(result):
+                    gate.dead = result
+            finally:
+                gate.opened.set()
+            return result
+        gate.opened.wait()
+        if gate.dead is not None:
+            return replace(gate.dead, trace=None, latency_s=0.0)
+        return self._one(index, scenario)
 
     def close(self) -> None:
         for client in self._clients.values():
             client.close()
 
 
-def _row(endpoint: Endpoint, scenario: Scenario, result: ScenarioResult) -> dict[str, Any]:
+def _unreachable(result: ScenarioResult) -> bool:
+    if result.trace is None:
+        return result.outcome == "ValueError"  # no client could be built for it
+    exc = result.trace.exception
+    return isinstance(exc, BackendError) and exc.kind in _UNREACHABLE
+
+
+def _count(value: int | None) -> int | None:
+    return value if value is not None and -_INT64_MAX <= value <= _INT64_MAX else None
+
+
+def _row(
+    endpoint: Endpoint, scenario: Scenario, repeat: int, result: ScenarioResult
+) -> dict[str, Any]:
     trace = result.trace
     row: dict[str, Any] = {
         "endpoint": endpoint.name,
         "model": endpoint.model,
         "scenario": scenario.name,
+        "repeat": repeat,
         "outcome": result.outcome,
+        "ending": "",
         "error": result.error,
         "reasoning_shapes": "",
-        "iterations": None,
-        "tool_calls": None,
-        "prompt_tokens": None,
-        "completion_tokens": None,
+        "leaks": "",
         "latency_s": result.latency_s,
+        "ttft_s": None,
+        **dict.fromkeys(_COUNTS),
     }
     if trace is not None:
-        its = trace.iterations
-        row["reasoning_shapes"] = ",".join(it.reasoning_shape for it in its)
-        row["iterations"] = len(its)
-        row["tool_calls"] = len(trace.tool_calls)
-        row.update(trace.usage_totals())
+        usage = trace.usage()
+        ttfts = [it.ttft_s for it in trace.iterations if it.streamed and it.chunks]
+        row.update(
+            ending=trace.ending,
+            reasoning_shapes=",".join(trace.reasoning_shapes()) or "none",
+            leaks=",".join(trace.leaks()) or "none",
+            iterations=len(trace.iterations),
+            tool_calls=len(trace.tool_calls),
+            prompt_tokens=_count(usage.prompt_tokens),
+            completion_tokens=_count(usage.completion_tokens),
+            reasoning_tokens=_count(usage.reasoning_tokens),
+            ttft_s=ttfts[0] if ttfts else None,
+        )
     return row
+
+
+Progress = Callable[[int, int], None]
+
+
+def compare_rows(
+    endpoints: Iterable[Endpoint],
+    *,
+    scenarios: Sequence[Scenario] | None = None,
+    concurrency: int = 4,
+    repeats: int = 1,
+    stream: bool = False,
+    progress: Progress | None = None,
+    timeout: float = 120.0,
+    deadline: float | None = 600.0,
+) -> tuple[list[dict[str, Any]], list[Trace | None]]:
+    """The rows of `compare` as dicts, and each row's trace (None where no request was made)."""
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError("concurrency must be an int >= 1")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError("repeats must be an int >= 1")
+    check_timing(timeout, deadline)
+    eps = list(endpoints)
+    scs = list(DEFAULT_SCENARIOS if scenarios is None else scenarios)
+    pairs = [(i, s, r) for i in range(len(eps)) for s in scs for r in range(repeats)]
+    per = len(scs) * repeats
+    # Submitted scenario-major, so the first wave spreads over every endpoint.
+    order = sorted(range(len(pairs)), key=lambda n: (n % per, n) if per else n)
+    runs = _Runs(eps, timeout, deadline, stream, concurrency)
+    done = 0
+    done_lock = threading.Lock()
+
+    def one(n: int) -> ScenarioResult:
+        nonlocal done
+        index, scenario, _ = pairs[n]
+        result = runs.run(index, scenario)
+        if progress is not None:
+            with done_lock:
+                done += 1
+                progress(done, len(pairs))
+        return result
+
+    try:
+        workers = max(1, min(len(pairs), concurrency * len(eps)))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {n: pool.submit(one, n) for n in order}
+            results = [futures[n].result() for n in range(len(pairs))]
+    finally:
+        runs.close()
+    rows = [_row(eps[i], s, r, res) for (i, s, r), res in zip(pairs, results, strict=True)]
+    return rows, [res.trace for res in results]
+
+
+class _Bar:
+    """A progress bar in a notebook: `(done, total)` updates it; `close` removes it."""
+
+    def __init__(self) -> None:
+        import ipywidgets as widgets
+        from IPython.display import display
+
+        self.widget = widgets.IntProgress(value=0, min=0, max=1, description="compare")
+        display(self.widget)  # type: ignore[no-untyped-call]
+
+    def __call__(self, done: int, total: int) -> None:
+        self.widget.max = max(total, 1)
+        self.widget.value = done
+        self.widget.description = f"{done}/{total}"
+
+    def close(self) -> None:
+        self.widget.close()
+
+
+def _notebook_progress() -> _Bar | None:
+    """A progress bar when running in a notebook kernel with ipywidgets, else None."""
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    if shell is None or "IPKernelApp" not in getattr(shell, "config", {}):
+        return None
+    try:
+        return _Bar()
+    except ImportError:
+        return None
+
+
+class _Traces(dict[int, Trace]):
+    """df.attrs["traces"]: pandas deep-copies attrs on every derived frame; traces are shared."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Traces:
+        return self
 
 
 def compare(
@@ -284,35 +293,73 @@ def compare(
     *,
     scenarios: Sequence[Scenario] | None = None,
     concurrency: int = 4,
+    repeats: int = 1,
+    stream: bool = False,
+    progress: Progress | Literal[False] | None = None,
     timeout: float = 120.0,
+    deadline: float | None = 600.0,
 ) -> pd.DataFrame:
-    """Run every scenario against every endpoint; rows in endpoint, then scenario order.
+    """Run every scenario `repeats` times against every endpoint; one row per run.
 
-    Endpoints run side by side, each with at most `concurrency` scenarios in
-    flight, so a slow endpoint does not hold up the others.
-
-    Columns are `COLUMNS`; counts are nullable integers, empty for a pair
-    that failed before any request was made.
+    Endpoints run side by side, each with at most `concurrency` runs in flight.
+    `progress`: None shows a progress bar in a notebook (nothing elsewhere),
+    False nothing, a callable gets `(done, total)`. Columns are `COLUMNS`;
+    counts are nullable integers, empty where no request was made.
+    `df.attrs["traces"]` maps each row's index to its Trace.
     """
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("compare needs pandas: pip install 'rig_nb[notebook]'") from None
+    bar = _notebook_progress() if progress is None else None
+    callback = None if progress is False else (bar if progress is None else progress)
+    try:
+        rows, traces = compare_rows(
+            endpoints,
+            scenarios=scenarios,
+            concurrency=concurrency,
+            repeats=repeats,
+            stream=stream,
+            progress=callback,
+            timeout=timeout,
+            deadline=deadline,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    for col in _COUNTS:
+        df[col] = df[col].astype("Int64")
+    df["repeat"] = df["repeat"].astype(int)
+    df["latency_s"] = df["latency_s"].astype(float)
+    df["ttft_s"] = df["ttft_s"].astype(float)
+    df.attrs["traces"] = _Traces({n: t for n, t in enumerate(traces) if t is not None})
+    return cast("pd.DataFrame", df)
+
+
+def summarize(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per scenario, one column per endpoint: "k/n ok" and the median latency."""
     import pandas as pd
 
-    if concurrency < 1:
-        raise ValueError("concurrency must be at least 1")
-    eps = list(endpoints)
-    scs = list(DEFAULT_SCENARIOS if scenarios is None else scenarios)
-    pairs = [(i, s) for i in range(len(eps)) for s in scs]
-    # Submitted scenario-major, so the first wave spreads over every endpoint.
-    order = sorted(range(len(pairs)), key=lambda n: (n % len(scs), n) if scs else n)
-    clients = _Clients(eps, timeout, concurrency)
-    try:
-        workers = max(1, min(len(pairs), concurrency * len(eps)))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = {n: pool.submit(clients.run, *pairs[n]) for n in order}
-            rows = [_row(eps[i], s, futures[n].result()) for n, (i, s) in enumerate(pairs)]
-    finally:
-        clients.close()
-    df = pd.DataFrame(rows, columns=COLUMNS)
-    for col in ("iterations", "tool_calls", "prompt_tokens", "completion_tokens"):
-        df[col] = df[col].astype("Int64")
-    df["latency_s"] = df["latency_s"].astype(float)
-    return cast("pd.DataFrame", df)
+    # A bare copy of the four columns: derived frames of df would deep-copy df.attrs each time.
+    frame = pd.DataFrame(
+        {c: df[c].to_numpy() for c in ("endpoint", "scenario", "outcome", "latency_s")}
+    )
+    frame["ok"] = frame["outcome"] == "ok"
+    grouped = frame.groupby(["scenario", "endpoint"], sort=False)
+    stats = grouped.agg(ok=("ok", "sum"), n=("ok", "size"), median=("latency_s", "median"))
+    scenarios = list(dict.fromkeys(frame["scenario"]))
+    endpoints = list(dict.fromkeys(frame["endpoint"]))
+    cells = {
+        e: [
+            f"{int(stats.at[(s, e), 'ok'])}/{int(stats.at[(s, e), 'n'])} ok, "
+            f"{float(stats.at[(s, e), 'median']):.2f} s"
+            if (s, e) in stats.index
+            else ""
+            for s in scenarios
+        ]
+        for e in endpoints
+    }
+    out = pd.DataFrame(cells, index=pd.Index(scenarios, name="scenario"))
+    out.columns.name = "endpoint"
+    return cast("pd.DataFrame", out)

@@ -6,8 +6,9 @@ go, a bare ``</think>`` drops everything through the last one, an unclosed
 strings.TrimSpace. `reasoning_shape` names which of those rules applied.
 
 Go's RE2 is linear; Python's ``re`` backtracks, and ``(?s)<think>.*?</think>`` is
-quadratic on a reply of repeated ``<think>``. Both functions therefore scan
-with str.find and stay linear on any input.
+quadratic on a reply of repeated ``<think>`` with no ``</think>`` after them.
+The pattern is therefore only run on the text up to the last ``</think>``,
+where it is linear; the other rules are single str.find / rfind scans.
 
 `decode_json_object` tries the whole reply, then every ``{`` offset, and keeps
 the longest object that parses. The reply is chosen by the endpoint, so that
@@ -31,7 +32,7 @@ from typing import Any
 
 from .errors import InvalidJSONError, NotJSONError
 
-__all__ = ["decode_json_object", "reasoning_shape", "strip_reasoning"]
+__all__ = ["decode_json_object", "reasoning_shape", "strip_reasoning", "strip_with_shape"]
 
 _OPEN = "<think>"
 _CLOSE = "</think>"
@@ -58,27 +59,23 @@ _CUT_MARGIN = 16
 _CANDIDATE = re.compile(r'\{[ \t\n\r]*["}]')
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_CLOSED_BLOCK = re.compile(re.escape(_OPEN) + ".*?" + re.escape(_CLOSE), re.DOTALL)
 
 
 def _strip(s: str) -> tuple[str, bool, bool, bool]:
     """The seed's rules in order; returns the text and which rules applied."""
-    # Leftmost, non-greedy, non-overlapping, like RE2's ReplaceAllString. A
-    # <think> with no </think> after it means no later <think> has one either.
-    parts: list[str] = []
-    pos = 0
-    while True:
-        start = s.find(_OPEN, pos)
-        if start < 0:
-            break
-        end = s.find(_CLOSE, start + len(_OPEN))
-        if end < 0:
-            break
-        parts.append(s[pos:start])
-        pos = end + len(_CLOSE)
-    closed = bool(parts)
-    if closed:
-        parts.append(s[pos:])
-        s = "".join(parts)
+    # Leftmost, non-greedy, non-overlapping, like RE2's ReplaceAllString. Only the
+    # text up to the last </think> can hold a closed block, and there every
+    # <think> has a </think> after it, so each match attempt ends at the first
+    # </think> after its start and the substitution is linear (and runs in C).
+    last = s.rfind(_CLOSE)
+    closed = False
+    if last >= 0:
+        end = last + len(_CLOSE)
+        head, count = _CLOSED_BLOCK.subn("", s[:end])
+        if count:
+            closed = True
+            s = head + s[end:]
 
     last = s.rfind(_CLOSE)
     unopened = last >= 0
@@ -100,13 +97,18 @@ def strip_reasoning(s: str) -> str:
 
 def reasoning_shape(s: str) -> str:
     """Name the rules `strip_reasoning` applies to s: closed, unopened, unclosed, or none."""
-    _, closed, unopened, unclosed = _strip(s)
+    return strip_with_shape(s)[1]
+
+
+def strip_with_shape(s: str) -> tuple[str, str]:
+    """(strip_reasoning(s), reasoning_shape(s)) in one scan."""
+    text, closed, unopened, unclosed = _strip(s)
     names = [
         name
         for name, applied in (("closed", closed), ("unopened", unopened), ("unclosed", unclosed))
         if applied
     ]
-    return "+".join(names) if names else "none"
+    return text, "+".join(names) if names else "none"
 
 
 class _GoDecoder:

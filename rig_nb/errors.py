@@ -9,12 +9,22 @@ The tree, drawn once::
     +-- ResponseTooLargeError     the decompressed response body exceeded the cap
     +-- NotJSONError              no '{' in the reply
     +-- InvalidJSONError          '{' present, but no candidate parsed as an object
-    +-- BackendError              transport or API failure ("ai backend: ...")
+    +-- BackendError              transport or API failure ("ai backend: ..."); .kind says which
     +-- SkillError                broken or duplicate skill files
 
 Foreign exceptions (openai, httpx) are mapped to these in one place,
-`rig_nb.client._backend_error`; a BackendError never carries the base URL or
+`rig_nb._backend_errors.backend_error`; a BackendError never carries the base URL or
 the key in its message, repr or chained causes.
+
+`BackendError.kind` names the failure for people and tools (`KINDS`):
+
+    http       the endpoint answered with an HTTP error status (status_code is set)
+    timeout    no data for longer than the Client's timeout (connect or read)
+    deadline   the request as a whole ran past the Client's deadline
+    connect    nothing answered at the address (refused, name not resolved)
+    tls        the TLS handshake failed (for example https against an http port)
+    protocol   not HTTP, or a broken stream (connection dropped, malformed events)
+    reply      a 2xx whose body is not a chat completion
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ if TYPE_CHECKING:
     from .trace import Trace
 
 __all__ = [
+    "KINDS",
     "BackendError",
     "IterationLimitError",
     "InvalidJSONError",
@@ -87,14 +98,28 @@ class InvalidJSONError(RigError):
     default_message = "reply is not valid JSON"
 
 
+KINDS = ("http", "timeout", "deadline", "connect", "tls", "protocol", "reply")
+
+
 class BackendError(RigError):
-    """A transport or API failure; message starts with "ai backend: "."""
+    """A transport or API failure; message starts with "ai backend: "; `kind` is one of KINDS."""
 
     default_message = "ai backend: request failed"
 
-    def __init__(self, message: str | None = None, *, status_code: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        status_code: int | None = None,
+        kind: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
+        if kind is None:
+            kind = "http" if status_code is not None else "reply"
+        if kind not in KINDS:
+            raise ValueError(f"unknown BackendError kind {kind!r}")
+        self.kind = kind
 
 
 class SkillError(RigError):

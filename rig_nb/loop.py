@@ -1,22 +1,42 @@
-"""The tool loop: RunRequest, RunResult, and `run` behind `Client.run`."""
+"""The tool loop: RunRequest, RunResult, `run` (behind `Client.run`) and `run_trace`.
+
+Semantics are the seed's: finish_reason "length" is OutputLimitError; tool
+errors are fed back as "error: <msg>"; more than 32 calls in one reply is
+IterationLimitError with none run; calls the loop cannot execute are an
+error, not an empty answer; the echoed assistant turn is what the loop acted
+on; the iteration cap reached while still calling tools is IterationLimitError.
+With `recover_text_tool_calls`, calls written as text in the stripped content
+(no native calls in the reply) run as if native, for declared tools only.
+"""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from .client import call_name
+from .dialects import find_text_tool_calls, text_before_calls
 from .errors import IterationLimitError, NoToolCallingError, OutputLimitError, RigError
+from .record import finalizing, record_round
 from .tool import Tool, validate_tools
 from .trace import Iteration, ToolCallRecord, Trace
+from .wire import call_name, chat_body, check_extra_body, clean
 
 if TYPE_CHECKING:
     from .client import Client
 
-__all__ = ["DEFAULT_ITERATIONS", "MAX_CALLS_PER_REPLY", "MAX_ITERATIONS", "RunRequest", "RunResult"]
+__all__ = [
+    "DEFAULT_ITERATIONS",
+    "MAX_CALLS_PER_REPLY",
+    "MAX_ITERATIONS",
+    "RunRequest",
+    "RunResult",
+    "run",
+    "run_trace",
+]
 
 DEFAULT_ITERATIONS = 8
 MAX_ITERATIONS = 32
@@ -36,7 +56,10 @@ class RunRequest:
     tools: Sequence[Tool] = ()
     max_iterations: int = 0
     temperature: float = 0.0
-    tool_choice: str | None = "auto"
+    tool_choice: str | Mapping[str, Any] | None = "auto"
+    stream: bool = False
+    recover_text_tool_calls: bool = False
+    extra_body: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass
@@ -49,57 +72,141 @@ class RunResult:
     trace: Trace = field(repr=False)
 
 
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
 def _arguments(raw: Any) -> str:
     if isinstance(raw, str):
-        return raw
+        return clean(raw)
     if raw is None:
         return ""
-    return json.dumps(raw)  # some servers send an object instead of a string
-
-
-def _execute(tool: Tool | None, name: str, arguments: str) -> tuple[str, bool]:
-    if tool is None:
-        return f'error: unknown tool "{name}"', True
     try:
-        args = json.loads(arguments)
+        return json.dumps(raw)  # some servers send an object instead of a string
+    except (TypeError, ValueError, RecursionError):
+        return ""
+
+
+def _execute(tool: Tool | None, rec: ToolCallRecord) -> None:
+    """Run one call into `rec`; every failure is an "error: ..." result fed back to the model."""
+    if tool is None:
+        rec.result, rec.is_error = f'error: unknown tool "{rec.name}"', True
+        return
+    try:
+        # Strict JSON: NaN and Infinity are not JSON.
+        args = json.loads(rec.arguments, parse_constant=_reject_constant)
     except (ValueError, RecursionError):
-        return "error: arguments are not valid JSON", True
+        rec.result, rec.is_error = "error: arguments are not valid JSON", True
+        return
     if not isinstance(args, dict):
-        return "error: arguments are not a JSON object", True
+        rec.result, rec.is_error = "error: arguments are not a JSON object", True
+        return
     try:
         result = tool(args)
     except Exception as exc:
-        return f"error: {exc}", True
-    return result if isinstance(result, str) else str(result), False
+        rec.result, rec.is_error, rec.error_type = f"error: {exc}", True, type(exc).__name__
+        return
+    rec.result = result if isinstance(result, str) else str(result)
 
 
-def run(client: Client, request: RunRequest, *, trace: Trace | None = None) -> RunResult:
-    """Run the loop; every RigError raised carries `.trace`, filled up to the failure."""
-    if not isinstance(request.max_tokens, int) or request.max_tokens <= 0:
-        raise ValueError("max_tokens must be > 0")
+def _validated(request: RunRequest) -> tuple[list[Tool], int, dict[str, Any]]:
+    if (
+        isinstance(request.max_tokens, bool)
+        or not isinstance(request.max_tokens, int)
+        or request.max_tokens <= 0
+    ):
+        raise ValueError("max_tokens must be an int > 0")
+    if isinstance(request.max_iterations, bool) or not isinstance(request.max_iterations, int):
+        raise ValueError("max_iterations must be an int >= 0")
     if request.max_iterations < 0:
         raise ValueError("max_iterations must be >= 0")
     tools = list(request.tools)
     validate_tools(tools)
-    by_name = {t.name: t for t in tools}
-    max_iter = request.max_iterations or DEFAULT_ITERATIONS
-    max_iter = min(max_iter, MAX_ITERATIONS)
+    extra = check_extra_body(request.extra_body)
+    return tools, min(request.max_iterations or DEFAULT_ITERATIONS, MAX_ITERATIONS), extra
 
-    if trace is None:
-        trace = Trace()
-    trace.model = request.model
-    trace.endpoint = client.endpoint
+
+class _Calls:
+    """The calls of one reply as the loop acts on them: records and the echoed entries."""
+
+    def __init__(self, index: int, used_ids: set[str]) -> None:
+        self.index = index
+        self.used_ids = used_ids
+        self.records: list[ToolCallRecord] = []
+
+    def add(self, received_id: Any, name: str, arguments: str, source: str) -> ToolCallRecord:
+        received = clean(received_id) if isinstance(received_id, str) else ""
+        call_id = received
+        if not call_id or call_id in self.used_ids:
+            call_id = f"call_{self.index}_{len(self.records)}"
+            while call_id in self.used_ids:
+                call_id += "_"
+        self.used_ids.add(call_id)
+        if not arguments.strip():
+            arguments = "{}"
+        rec = ToolCallRecord(
+            id=call_id, received_id=received, name=name, arguments=arguments, source=source
+        )
+        self.records.append(rec)
+        return rec
+
+    def echoed(self) -> list[dict[str, Any]]:
+        return [
+            {"id": r.id, "type": "function", "function": {"name": r.name, "arguments": r.arguments}}
+            for r in self.records
+        ]
+
+
+def _too_many(count: int) -> IterationLimitError:
+    return IterationLimitError(
+        f"reply carried {count} tool calls; at most {MAX_CALLS_PER_REPLY} run per reply, "
+        "none were run"
+    )
+
+
+def _native_calls(reply_calls: list[Any], calls: _Calls) -> None:
+    if len(reply_calls) > MAX_CALLS_PER_REPLY:
+        raise _too_many(len(reply_calls))
+    names = [call_name(c) for c in reply_calls]
+    if not all(names):
+        raise NoToolCallingError(
+            "reply carried tool calls the loop cannot execute (no function name "
+            "or an unknown dialect)"
+        )
+    for call, name in zip(reply_calls, names, strict=True):
+        calls.add(call.get("id"), name, _arguments(call["function"].get("arguments")), "native")
+
+
+def _text_calls(text: str, declared: Mapping[str, Tool], calls: _Calls) -> str:
+    """Record the declared calls written as text; returns the content to echo with them."""
+    found = find_text_tool_calls(text, limit=MAX_CALLS_PER_REPLY + 1)
+    if len(found) > MAX_CALLS_PER_REPLY:
+        raise _too_many(len(found))
+    for call in found:
+        if call.name not in declared:
+            continue
+        rec = calls.add("", call.name, call.arguments, "text")
+        if call.error:
+            rec.result, rec.is_error = f"error: {call.error}", True
+    return text_before_calls(text) if calls.records else ""
+
+
+def run(client: Client, request: RunRequest, *, trace: Trace | None = None) -> RunResult:
+    """Run the loop; every RigError raised carries `.trace`, filled up to the failure."""
+    tools, max_iter, extra = _validated(request)
+    by_name = {t.name: t for t in tools}
+    trace = Trace() if trace is None else trace
+    trace.model, trace.endpoint = request.model, client.endpoint
     trace.settings = {
         "max_tokens": request.max_tokens,
         "max_iterations": max_iter,
         "temperature": request.temperature,
         "tool_choice": request.tool_choice if tools else None,
         "tools": [t.name for t in tools],
+        "recover_text_tool_calls": request.recover_text_tool_calls,
+        "extra_body": extra,
     }
     trace.iterations.clear()
-    trace.outcome = ""
-    trace.elapsed_s = 0.0
-
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
@@ -107,92 +214,59 @@ def run(client: Client, request: RunRequest, *, trace: Trace | None = None) -> R
     wire_tools = [t.to_openai() for t in tools]
     used_ids: set[str] = set()
     executed = 0
-    start = time.perf_counter()
-    try:
+    with finalizing(trace):
         for index in range(max_iter):
             it = Iteration(index=index, messages=list(messages))
             trace.iterations.append(it)
             trace.notify()
-            try:
-                params = client.chat_params(
-                    request.model,
-                    messages,
-                    request.max_tokens,
-                    tools=wire_tools,
-                    tool_choice=request.tool_choice,
-                    temperature=request.temperature,
-                )
-                reply = client.round(params, it)
-                if reply.finish_reason == "length":
-                    raise OutputLimitError(
-                        "reply hit the output token limit (finish_reason length)"
-                    )
-                if not reply.tool_calls:
-                    trace.outcome = "ok"
-                    return RunResult(it.text, index + 1, executed, trace)
-                if len(reply.tool_calls) > MAX_CALLS_PER_REPLY:
-                    raise IterationLimitError(
-                        f"reply carried {len(reply.tool_calls)} tool calls; at most "
-                        f"{MAX_CALLS_PER_REPLY} run per reply, none were run"
-                    )
-                names = [call_name(c) for c in reply.tool_calls]
-                if not all(names):
-                    raise NoToolCallingError(
-                        "reply carried tool calls the loop cannot execute (no function name "
-                        "or an unknown dialect)"
-                    )
-                records: list[ToolCallRecord] = []
-                echoed: list[dict[str, Any]] = []
-                for k, (call, name) in enumerate(zip(reply.tool_calls, names, strict=True)):
-                    received = call.get("id")
-                    received_id = received if isinstance(received, str) else ""
-                    call_id = received_id
-                    if not call_id or call_id in used_ids:
-                        call_id = f"call_{index}_{k}"
-                        while call_id in used_ids:
-                            call_id += "_"
-                    used_ids.add(call_id)
-                    arguments = _arguments(call["function"].get("arguments"))
-                    if not arguments.strip():
-                        arguments = "{}"
-                    records.append(
-                        ToolCallRecord(
-                            id=call_id, received_id=received_id, name=name, arguments=arguments
-                        )
-                    )
-                    echoed.append(
-                        {
-                            "id": call_id,
-                            "type": "function",
-                            "function": {"name": name, "arguments": arguments},
-                        }
-                    )
-                messages.append({"role": "assistant", "content": it.text, "tool_calls": echoed})
-                for rec in records:
-                    it.tool_calls.append(rec)
+            body = chat_body(
+                request.model,
+                messages,
+                request.max_tokens,
+                tools=wire_tools,
+                tool_choice=request.tool_choice,
+                temperature=request.temperature,
+                stream=request.stream,
+                extra_body=extra,
+            )
+            reply = record_round(client, body, it, trace, stream=request.stream)
+            if reply.finish_reason == "length":
+                raise OutputLimitError("reply hit the output token limit (finish_reason length)")
+            calls = _Calls(index, used_ids)
+            content = it.text
+            if reply.tool_calls:
+                _native_calls(reply.tool_calls, calls)
+            elif request.recover_text_tool_calls and it.ending == "text_tool_calls":
+                content = _text_calls(it.text, by_name, calls)
+            if not calls.records:
+                return RunResult(it.text, index + 1, executed, trace)
+            messages.append({"role": "assistant", "content": content, "tool_calls": calls.echoed()})
+            for rec in calls.records:
+                it.tool_calls.append(rec)
+                if not rec.is_error:
                     t0 = time.perf_counter()
                     try:
-                        rec.result, rec.is_error = _execute(
-                            by_name.get(rec.name), rec.name, rec.arguments
-                        )
+                        _execute(by_name.get(rec.name), rec)
                     finally:
                         rec.duration_s = time.perf_counter() - t0
-                    executed += 1
-                    messages.append({"role": "tool", "tool_call_id": rec.id, "content": rec.result})
-                    trace.notify()
-            except BaseException as exc:
-                it.error = f"{type(exc).__name__}: {exc}"
-                raise
+                executed += 1
+                messages.append({"role": "tool", "tool_call_id": rec.id, "content": rec.result})
+                trace.notify()
         raise IterationLimitError(
             f"tool loop hit the iteration limit of {max_iter} rounds, the model still calling tools"
         )
-    except RigError as exc:
-        exc.trace = trace
-        trace.outcome = type(exc).__name__
-        raise
-    except BaseException as exc:
-        trace.outcome = type(exc).__name__
-        raise
-    finally:
-        trace.elapsed_s = time.perf_counter() - start
-        trace.notify()
+    raise AssertionError("unreachable")  # finalizing re-raises; mypy cannot see it
+
+
+def run_trace(client: Client, request: RunRequest, *, trace: Trace | None = None) -> Trace:
+    """Run the loop and return its finished trace, whether it ended "ok" or in a RigError.
+
+    The outcome says which; `trace.error` holds the error's message. Invalid
+    requests (ValueError) still raise.
+    """
+    trace = Trace() if trace is None else trace
+    try:
+        run(client, request, trace=trace)
+    except RigError:
+        pass
+    return trace

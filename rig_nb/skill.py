@@ -45,6 +45,8 @@ _ADVERTISE_HEADER = (
 )
 
 _DELIMITER = "---"
+# A skill body goes into the prompt; a file past this is not a skill.
+MAX_SKILL_BYTES = 1 << 20
 _KEYS = ("name", "description")
 # The echoed name comes from the model; a cap keeps a runaway argument out of the next prompt.
 _MAX_ECHOED_NAME = 80
@@ -85,16 +87,40 @@ def _parse(text: str) -> Skill | str:
     return Skill(name=values["name"], description=values["description"], body=body)
 
 
+def _problem_with_link(entry: Traversable, root: Traversable) -> str:
+    """Why a filesystem entry cannot be read as a skill file ("" when it can)."""
+    if not isinstance(entry, Path) or not isinstance(root, Path):
+        return ""
+    if entry.is_symlink():
+        if not entry.exists():
+            return "dangling symlink"
+        if not entry.resolve().is_relative_to(root.resolve()):
+            return "symlink to a file outside the skill directory"
+    if entry.exists() and not entry.is_file():
+        return "not a regular file"
+    return ""
+
+
 def _read(entry: Traversable) -> Skill | str:
     try:
-        raw = entry.read_bytes()
+        with entry.open("rb") as f:
+            raw = f.read(MAX_SKILL_BYTES + 1)
     except OSError as exc:
         return f"unreadable ({type(exc).__name__})"
+    if len(raw) > MAX_SKILL_BYTES:
+        return f"larger than {MAX_SKILL_BYTES} bytes"
+    if b"\0" in raw:
+        return "binary (holds NUL bytes)"
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return "not UTF-8"
     return _parse(text)
+
+
+def _is_candidate(entry: Traversable) -> bool:
+    # A dangling or misdirected link is a broken skill file, not an absent one.
+    return entry.is_file() or (isinstance(entry, Path) and entry.is_symlink())
 
 
 def load_skills(path: str | os.PathLike[str] | Traversable) -> list[Skill]:
@@ -107,13 +133,14 @@ def load_skills(path: str | os.PathLike[str] | Traversable) -> list[Skill]:
     if not root.is_dir():
         raise SkillError(f"skill directory not found: {str(root)!r}")
     entries = sorted(
-        (e for e in root.iterdir() if e.name.endswith(".md") and e.is_file()),
+        (e for e in root.iterdir() if e.name.endswith(".md") and _is_candidate(e)),
         key=lambda e: e.name,
     )
     problems: list[tuple[str, str]] = []
     by_name: dict[str, list[tuple[str, Skill]]] = {}
     for entry in entries:
-        result = _read(entry)
+        link = _problem_with_link(entry, root)
+        result = link or _read(entry)
         if isinstance(result, str):
             problems.append((entry.name, result))
         else:

@@ -6,32 +6,37 @@
         server.requests[0].json["messages"]
 
 Replies are served in order, one per request to any path; each request's
-method, path, headers and body are recorded. `LoopbackServer` is the plumbing
-(real socket, random free port, a thread, TCP_NODELAY) shared with the demo.
+method, path, headers and body are recorded. A scripted chat.completion body
+answers a request with `"stream": true` as server-sent events, built from it
+(`streamed`), so one script serves both ways; a `Reply` is sent as given, which
+is how a test scripts a broken stream (`sse_body` formats the events).
+`LoopbackServer` is the plumbing (real socket, random free port, a thread,
+TCP_NODELAY) shared with the demo.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
-import os
 import socket
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .stream import stream_chunks
+
 __all__ = [
     "LoopbackServer",
     "RecordedRequest",
-    "RecordingProxy",
     "Reply",
     "ScriptedServer",
     "chat_reply",
+    "sse_body",
+    "streamed",
     "tool_call",
+    "wants_stream",
 ]
 
 
@@ -83,11 +88,12 @@ def chat_reply(
     finish_reason: str | None = None,
     reasoning_content: str | None = None,
     reasoning: str | None = None,
-    usage: Mapping[str, int] | None = None,
+    usage: Mapping[str, Any] | None = None,
     model: str = "scripted",
+    message_extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A chat.completion body with one choice."""
-    message: dict[str, Any] = {"role": "assistant", "content": content}
+    """A chat.completion body with one choice; `message_extra` adds fields to the message."""
+    message: dict[str, Any] = {"role": "assistant", "content": content, **(message_extra or {})}
     if tool_calls:
         message["tool_calls"] = tool_calls
     if reasoning_content is not None:
@@ -106,6 +112,60 @@ def chat_reply(
         if usage is not None
         else {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }
+
+
+def sse_body(
+    events: Iterable[Mapping[str, Any] | str | bytes],
+    *,
+    done: bool = True,
+    interval: float = 0.0,
+    first_delay: float = 0.0,
+) -> Iterator[bytes]:
+    """Server-sent events: a mapping is sent as `data: <json>`, a str as `data: <str>`, bytes as
+    given (a comment, a malformed line); `[DONE]` at the end unless `done` is False.
+
+    `interval` is slept before each event after the first, `first_delay` before the first.
+    """
+    first = True
+    for event in events:
+        wait = first_delay if first else interval
+        if wait:
+            time.sleep(wait)
+        first = False
+        if isinstance(event, bytes):
+            yield event
+        elif isinstance(event, str):
+            yield f"data: {event}\n\n".encode()
+        else:
+            yield b"data: " + json.dumps(event).encode() + b"\n\n"
+    if done:
+        yield b"data: [DONE]\n\n"
+
+
+def streamed(
+    body: Mapping[str, Any],
+    *,
+    piece_chars: int = 16,
+    interval: float = 0.0,
+    first_delay: float = 0.0,
+    status: int = 200,
+) -> Reply:
+    """A chat.completion body sent as the event stream a server would send for it."""
+    events = stream_chunks(body, piece_chars=piece_chars)
+    return Reply(
+        sse_body(events, interval=interval, first_delay=first_delay),
+        status=status,
+        headers={"content-type": "text/event-stream", "cache-control": "no-cache"},
+    )
+
+
+def wants_stream(request: RecordedRequest) -> bool:
+    """True when the request body asks for `"stream": true`."""
+    try:
+        body = request.json
+    except ValueError:
+        return False
+    return isinstance(body, dict) and body.get("stream") is True
 
 
 class _RequestHandler(BaseHTTPRequestHandler):
@@ -182,7 +242,17 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's default backlog of 5 drops connections when a compare run opens
+    # a few dozen at once.
+    request_queue_size = 128
     owner: LoopbackServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up mid-reply (a capped or timed-out stream) is not a server error.
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
 
 
 class LoopbackServer:
@@ -267,129 +337,11 @@ class ScriptedServer(LoopbackServer):
             item = self._script.pop(0) if self._script else None
         if item is None:
             return Reply({"error": {"message": "script exhausted"}}, status=500)
-        if callable(item):
-            return item(request)
-        return item
+        reply = item(request) if callable(item) else item
+        if isinstance(reply, Mapping) and "choices" in reply and wants_stream(request):
+            return streamed(reply)
+        return reply
 
     def __enter__(self) -> ScriptedServer:
         self.start()
         return self
-
-
-# --- Recording real sessions -------------------------------------------------------------------
-
-# Request headers passed on to the upstream server; everything else (Host, Cookie, ...) stays here.
-_FORWARDED_HEADERS = ("authorization", "content-type", "accept", "user-agent")
-
-
-def _scrub(value: Any, secrets: tuple[str, ...]) -> Any:
-    """`value` with every occurrence of each secret removed from every string in it."""
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, "")
-        return value
-    if isinstance(value, list):
-        return [_scrub(v, secrets) for v in value]
-    if isinstance(value, dict):
-        return {_scrub(k, secrets): _scrub(v, secrets) for k, v in value.items()}
-    return value
-
-
-def _decode_body(data: bytes) -> Any:
-    if not data:
-        return None
-    try:
-        return json.loads(data)
-    except ValueError:
-        return data.decode("utf-8", "replace")
-
-
-class RecordingProxy(LoopbackServer):
-    """Forwards every request to a real server and records each exchange as one JSON line.
-
-        with RecordingProxy("http://127.0.0.1:8080/v1", "session.jsonl") as proxy:
-            Client(proxy.base_url).probe_tool_calling("smollm2")
-
-    A line is ``{"request": {"method", "path", "body"}, "response": {"status", "body"}}``
-    where path is relative to the base URL (``"chat/completions"``) and bodies are the
-    decoded JSON. No header is recorded (the Authorization header reaches the upstream
-    server, never the file), and the upstream origin, host, path and any bearer token are
-    removed from every recorded string. Lines are appended, so a file may hold several
-    sessions; `rig_nb.replay` serves such a file as a demo persona. A `note` (what was
-    recorded, from which model) is written first as ``{"note": ...}``.
-    """
-
-    def __init__(
-        self,
-        upstream_base_url: str,
-        path: str | os.PathLike[str],
-        *,
-        timeout: float = 300.0,
-        note: str = "",
-        host: str = "127.0.0.1",
-        port: int = 0,
-    ) -> None:
-        parts = urllib.parse.urlsplit(upstream_base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("upstream_base_url must be an http or https URL")
-        super().__init__(host, port)
-        self._upstream = parts
-        self._upstream_path = parts.path.rstrip("/")
-        self._path = os.fspath(path)
-        self._timeout = timeout
-        secrets = [upstream_base_url.rstrip("/"), f"{parts.scheme}://{parts.netloc}", parts.netloc]
-        # Gateways put tokens in hosts and paths; loopback names and a bare /v1 are not secrets
-        # and removing them would only mangle recorded text.
-        if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
-            secrets.append(parts.hostname)
-        if self._upstream_path not in ("", "/v1"):
-            secrets.append(self._upstream_path)
-        self._secrets = tuple(sorted({s for s in secrets if s}, key=len, reverse=True))
-        self.exchanges = 0
-        if note:
-            with open(self._path, "a", encoding="ascii") as f:
-                f.write(json.dumps({"note": note}, ensure_ascii=True) + "\n")
-
-    def handle(self, request: RecordedRequest) -> Reply:
-        prefix = urllib.parse.urlsplit(self.base_url).path
-        rel = request.path[len(prefix) :] if request.path.startswith(prefix) else request.path
-        rel = rel.lstrip("/")
-        headers = {k: v for k, v in request.headers.items() if k in _FORWARDED_HEADERS}
-        headers["accept-encoding"] = "identity"
-        status, data, content_type = self._forward(request.method, rel, request.body, headers)
-        token = request.headers.get("authorization", "").partition(" ")[2].strip()
-        secrets = self._secrets + ((token,) if token else ())
-        record = {
-            "request": {
-                "method": request.method,
-                "path": _scrub(rel, secrets),
-                "body": _scrub(request.json if request.body else None, secrets),
-            },
-            "response": {"status": status, "body": _scrub(_decode_body(data), secrets)},
-        }
-        line = json.dumps(record, ensure_ascii=True) + "\n"
-        with self._lock:
-            with open(self._path, "a", encoding="ascii") as f:
-                f.write(line)
-            self.exchanges += 1
-        return Reply(data, status=status, headers={"content-type": content_type})
-
-    def _forward(
-        self, method: str, rel: str, body: bytes, headers: dict[str, str]
-    ) -> tuple[int, bytes, str]:
-        u = self._upstream
-        conn_type = (
-            http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
-        )
-        conn = conn_type(u.hostname or "", u.port, timeout=self._timeout)
-        try:
-            conn.request(method, f"{self._upstream_path}/{rel}", body=body or None, headers=headers)
-            resp = conn.getresponse()
-            data = resp.read()
-            return resp.status, data, resp.getheader("content-type") or "application/json"
-        except OSError as exc:
-            # The upstream's address stays out of the reply and the recording.
-            message = f"recording proxy: upstream unreachable ({type(exc).__name__})"
-            return 502, json.dumps({"error": {"message": message}}).encode(), "application/json"
-        finally:
-            conn.close()

@@ -1,22 +1,81 @@
-"""The structured per-iteration record of a run, as the notebook layer renders it."""
+"""The structured per-iteration record of a run: plain data the notebook layer renders.
+
+`Trace`, `Iteration` and `ToolCallRecord` are dataclasses whose fields are the
+JSON shape: `to_dict` is derived from the fields and `Trace.from_json`
+validates a file against them (a trace file is input too: wrong types and
+unknown keys are a ValueError naming the field). Listeners live beside the
+fields, never in them.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Iteration", "ToolCallRecord", "Trace"]
+__all__ = ["ENDINGS", "Iteration", "ToolCallRecord", "Trace", "Usage"]
 
 Listener = Callable[["Trace"], None]
 
+# How a turn ended; see Iteration.ending.
+ENDINGS = (
+    "answer",
+    "tool_calls",
+    "length",
+    "length_in_reasoning",
+    "reasoning_only",
+    "text_tool_calls",
+    "empty",
+    "error",
+)
 
-def _public_fields(obj: object) -> dict[str, Any]:
-    return {f.name: getattr(obj, f.name) for f in fields(obj) if not f.name.startswith("_")}  # type: ignore[arg-type]
+
+def _pandas() -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError("this needs pandas: pip install 'rig_nb[notebook]'") from None
+    return pandas
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one reply or a sum of them; None where the server did not report one."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
+
+    @classmethod
+    def of(cls, usage: Mapping[str, Any]) -> Usage:
+        def count(key: str) -> int | None:
+            value = usage.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        return cls(
+            count("prompt_tokens") or 0,
+            count("completion_tokens") or 0,
+            count("reasoning_tokens"),
+            count("cached_tokens"),
+        )
+
+    def __add__(self, other: Usage) -> Usage:
+        def both(a: int | None, b: int | None) -> int | None:
+            return None if a is None and b is None else (a or 0) + (b or 0)
+
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            both(self.reasoning_tokens, other.reasoning_tokens),
+            both(self.cached_tokens, other.cached_tokens),
+        )
 
 
 @dataclass
@@ -30,18 +89,22 @@ class ToolCallRecord:
     result: str = ""
     is_error: bool = False
     duration_s: float = 0.0
+    source: str = "native"
+    error_type: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return _public_fields(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ToolCallRecord:
-        return cls(**data)
+        return dataclasses.asdict(self)
 
 
 @dataclass
 class Iteration:
-    """One request/response round of the loop."""
+    """One request/response round of the loop.
+
+    `ending` says how the turn ended: answer, tool_calls, length (cut with
+    answer text), length_in_reasoning (cut before any answer), reasoning_only
+    (no answer, reasoning only), text_tool_calls (tool calls written as text),
+    empty, or error (no reply).
+    """
 
     index: int = 0
     messages: list[dict[str, Any]] = field(default_factory=list)
@@ -54,22 +117,33 @@ class Iteration:
     usage: dict[str, int] = field(default_factory=dict)
     latency_s: float = 0.0
     error: str = ""
+    reasoning_field: str = ""
+    leaks: list[str] = field(default_factory=list)
+    ending: str = ""
+    streamed: bool = False
+    ttft_s: float = 0.0
+    chunks: int = 0
+
+    @property
+    def tokens(self) -> Usage:
+        return Usage.of(self.usage)
+
+    @property
+    def decode_tok_s(self) -> float | None:
+        """Completion tokens per second after the first token (streamed replies only)."""
+        tokens = self.usage.get("completion_tokens")
+        decode_s = self.latency_s - self.ttft_s
+        if not self.streamed or not tokens or self.ttft_s <= 0 or decode_s <= 0:
+            return None
+        return float(tokens) / decode_s
 
     def to_dict(self) -> dict[str, Any]:
-        data = _public_fields(self)
-        data["tool_calls"] = [c.to_dict() for c in self.tool_calls]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Iteration:
-        data = dict(data)
-        data["tool_calls"] = [ToolCallRecord.from_dict(c) for c in data.get("tool_calls", [])]
-        return cls(**data)
+        return dataclasses.asdict(self)
 
 
 @dataclass
 class Trace:
-    """A run: its settings, every iteration in order, and how it ended."""
+    """A run: its settings, every iteration in order, and how it ended ("ok" or the error class)."""
 
     model: str = ""
     endpoint: str = ""
@@ -77,7 +151,11 @@ class Trace:
     iterations: list[Iteration] = field(default_factory=list)
     outcome: str = ""
     elapsed_s: float = 0.0
-    _listeners: list[Listener] = field(default_factory=list, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._listeners: list[Listener] = []
+        # What ended a failed run, in memory only (not a field: not saved, not compared).
+        self.exception: BaseException | None = None
 
     def add_listener(self, listener: Listener) -> None:
         """Call `listener(trace)` each time the trace changes during a run."""
@@ -99,91 +177,164 @@ class Trace:
     def tool_calls(self) -> list[ToolCallRecord]:
         return [c for it in self.iterations for c in it.tool_calls]
 
+    @property
+    def error(self) -> str:
+        """What ended a failed run ("Class: message", from its last iteration); "" when ok."""
+        if self.outcome in ("", "ok") or not self.iterations:
+            return ""
+        return self.iterations[-1].error
+
+    @property
+    def ending(self) -> str:
+        """How the last turn ended ("" before the first reply)."""
+        return self.iterations[-1].ending if self.iterations else ""
+
+    def reasoning_shapes(self) -> list[str]:
+        """Reasoning shapes seen over the run, in order, each once ("field": a reasoning field)."""
+        seen: dict[str, None] = {}
+        for it in self.iterations:
+            for shape in it.reasoning_shape.split("+"):
+                if shape not in ("", "none"):
+                    seen[shape] = None
+            if it.reasoning_content:
+                seen["field"] = None
+        return list(seen)
+
+    def leaks(self) -> list[str]:
+        """Leak dialects seen over the run, in order, each once."""
+        return list(dict.fromkeys(name for it in self.iterations for name in it.leaks))
+
+    def usage(self) -> Usage:
+        """Token counts summed over the iterations."""
+        return sum((it.tokens for it in self.iterations), Usage())
+
     def usage_totals(self) -> dict[str, int]:
         """prompt_tokens and completion_tokens summed over the iterations (missing counts as 0)."""
-        return {
-            key: sum(it.usage.get(key, 0) for it in self.iterations)
-            for key in ("prompt_tokens", "completion_tokens")
-        }
+        total = self.usage()
+        return {"prompt_tokens": total.prompt_tokens, "completion_tokens": total.completion_tokens}
 
     def to_dict(self) -> dict[str, Any]:
-        data = _public_fields(self)
-        data["iterations"] = [it.to_dict() for it in self.iterations]
-        return data
+        return dataclasses.asdict(self)
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **kwargs)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Trace:
-        data = dict(data)
-        data["iterations"] = [Iteration.from_dict(it) for it in data.get("iterations", [])]
-        return cls(**data)
+    def from_dict(cls, data: Any) -> Trace:
+        """A Trace from `to_dict()` output; ValueError naming the field when it does not fit."""
+        try:
+            text = json.dumps(data, allow_nan=False)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise ValueError(f"invalid trace: not JSON data ({type(exc).__name__})") from None
+        return cls.from_json(text)
 
     @classmethod
-    def from_json(cls, text: str) -> Trace:
-        return cls.from_dict(json.loads(text))
+    def from_json(cls, text: str | bytes) -> Trace:
+        """A Trace from `to_json()` output; ValueError naming the field when it does not fit."""
+        from pydantic import ValidationError
+
+        try:
+            # NaN and Infinity are not JSON, in untyped fields (settings, messages) either.
+            json.loads(text, parse_constant=_not_json)
+        except RecursionError:
+            raise ValueError("invalid trace: nested too deeply") from None
+        except ValueError as exc:
+            raise ValueError(f"invalid trace: not JSON ({exc})") from None
+        try:
+            trace: Trace = _adapter().validate_json(text)
+        except ValidationError as exc:
+            raise ValueError(f"invalid trace: {_first_error(exc)}") from None
+        except RecursionError:
+            raise ValueError("invalid trace: nested too deeply") from None
+        return trace
 
     def to_dataframe(self) -> pd.DataFrame:
         """One row per iteration (pandas is imported here, not at import time)."""
-        import pandas as pd
-
-        rows = []
-        for it in self.iterations:
-            rows.append(
-                {
-                    "index": it.index,
-                    "finish_reason": it.finish_reason,
-                    "reasoning_shape": it.reasoning_shape,
-                    "text": it.text,
-                    "raw_content": it.raw_content,
-                    "reasoning_content": it.reasoning_content,
-                    "tool_calls": len(it.tool_calls),
-                    "tool_names": ",".join(c.name for c in it.tool_calls),
-                    "prompt_tokens": it.usage.get("prompt_tokens", 0),
-                    "completion_tokens": it.usage.get("completion_tokens", 0),
-                    "latency_s": it.latency_s,
-                    "error": it.error,
-                }
-            )
-        columns = [
-            "index",
-            "finish_reason",
-            "reasoning_shape",
-            "text",
-            "raw_content",
-            "reasoning_content",
-            "tool_calls",
-            "tool_names",
-            "prompt_tokens",
-            "completion_tokens",
-            "latency_s",
-            "error",
+        pandas = _pandas()
+        rows = [
+            {
+                "index": it.index,
+                "finish_reason": it.finish_reason,
+                "ending": it.ending,
+                "reasoning_shape": it.reasoning_shape,
+                "reasoning_field": it.reasoning_field,
+                "leaks": ",".join(it.leaks),
+                "text": it.text,
+                "raw_content": it.raw_content,
+                "reasoning_content": it.reasoning_content,
+                "tool_calls": len(it.tool_calls),
+                "tool_names": ",".join(c.name for c in it.tool_calls),
+                "prompt_tokens": it.tokens.prompt_tokens,
+                "completion_tokens": it.tokens.completion_tokens,
+                "reasoning_tokens": it.tokens.reasoning_tokens,
+                "latency_s": it.latency_s,
+                "ttft_s": it.ttft_s,
+                "decode_tok_s": it.decode_tok_s,
+                "streamed": it.streamed,
+                "error": it.error,
+            }
+            for it in self.iterations
         ]
-        df: pd.DataFrame = pd.DataFrame(rows, columns=columns)
+        df: pd.DataFrame = pandas.DataFrame(rows, columns=ITERATION_COLUMNS)
         return df
 
     def tool_calls_dataframe(self) -> pd.DataFrame:
         """One row per tool call, tagged with its iteration index."""
-        import pandas as pd
-
-        columns = ["iteration", *(f.name for f in fields(ToolCallRecord))]
+        pandas = _pandas()
+        columns = ["iteration", *(f.name for f in dataclasses.fields(ToolCallRecord))]
         rows = [
             {"iteration": it.index, **c.to_dict()} for it in self.iterations for c in it.tool_calls
         ]
-        df: pd.DataFrame = pd.DataFrame(rows, columns=columns)
+        df: pd.DataFrame = pandas.DataFrame(rows, columns=columns)
         return df
 
-    def _repr_html_(self) -> str | None:
-        """A static, escaped table (the notebook layer renders it; None without ipywidgets)."""
-        try:
-            from .widgets.render import trace_html
-        except ImportError:
-            return None
+    def _repr_html_(self) -> str:
+        """A static, escaped table (no widgets needed)."""
+        from ._html import trace_html
+
         return trace_html(self)
 
-    def _ipython_display_(self) -> None:
-        """A bare `trace` in a cell shows a live TraceView (imported lazily)."""
-        from .widgets import display_trace
 
-        display_trace(self)
+ITERATION_COLUMNS = [
+    "index",
+    "finish_reason",
+    "ending",
+    "reasoning_shape",
+    "reasoning_field",
+    "leaks",
+    "text",
+    "raw_content",
+    "reasoning_content",
+    "tool_calls",
+    "tool_names",
+    "prompt_tokens",
+    "completion_tokens",
+    "reasoning_tokens",
+    "latency_s",
+    "ttft_s",
+    "decode_tok_s",
+    "streamed",
+    "error",
+]
+
+
+def _not_json(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+@functools.cache
+def _adapter() -> Any:
+    from pydantic import ConfigDict, TypeAdapter
+
+    config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
+    for cls in (Trace, Iteration, ToolCallRecord):
+        setattr(cls, "__pydantic_config__", config)  # noqa: B010  (read by pydantic, not by us)
+    return TypeAdapter(Trace)
+
+
+def _first_error(exc: Any) -> str:
+    err = exc.errors(include_url=False)[0]
+    where = ""
+    for part in err["loc"]:
+        where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
+    return f"{where or 'trace'}: {err['msg']}"

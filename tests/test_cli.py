@@ -1,119 +1,102 @@
-"""The command line, run as a subprocess: `python -m rig_nb demo|probe|run|compare|serve-demo`."""
+"""The command line: `python -m rig_nb` start-up, help, usage errors, keys, serve-demo.
+
+Commands run in process (`cli`: `main(argv)`, output captured) where the process
+does not matter, and as subprocesses (`rig`) where it does: start-up imports, the
+environment a key comes from, the console script, signals. Every endpoint is a real
+server on 127.0.0.1. The helpers live in cli_helpers.py.
+"""
 
 from __future__ import annotations
 
-import csv
-import json
-import os
+import argparse
 import re
 import signal
-import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from cli_helpers import KEY, Ran, assert_one_line_error, clean_env, cli, rig  # noqa: F401
+from conftest import free_port
 
-from rig_nb import Trace
+from rig_nb.__main__ import build_parser
+from rig_nb._text import plural
+from rig_nb.demo import DemoServer
+
+# --- start-up, help, usage errors ---------------------------------------------------------
+
+_NO_SDK = """
+import sys
 from rig_nb.__main__ import main
-from rig_nb.compare import COLUMNS, DEFAULT_SCENARIOS
-from rig_nb.demo import DEMO_PROMPT, DemoServer
-
-KEY = "sk-test-0123456789abcdef"
-DEMO_ROWS = [
-    ("well-behaved", "tool call", "ok"),
-    ("qwen3-no-parser", "tool call", "ok"),
-    ("r1-json-sketch", "tool call", "ok"),
-    ("budget-think", "OutputLimitError", "OutputLimitError"),
-    ("reasoning-field", "tool call", "ok"),
-    ("ollama-reasoning", "tool call", "ok"),
-    ("hermes-text-tools", "NoToolCallingError", "ok"),
-    ("tool-spinner", "tool call", "IterationLimitError"),
-    ("html-injector", "tool call", "ok"),
-    ("smollm2-chatml-recorded", "NoToolCallingError", "ok"),
-    ("smollm2-recorded", "tool call", "IterationLimitError"),
-]
+for argv in {argvs!r}:
+    try:
+        main(argv)
+    except SystemExit:
+        pass
+    assert "openai" not in sys.modules, argv
+    assert "rig_nb.client" not in sys.modules, argv
+import rig_nb.client  # the check above can fail: importing the client does import openai
+assert "openai" in sys.modules
+print("ok")
+"""
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env.update(extra)
-    return env
-
-
-def rig(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rig_nb", *args],
+def test_help_and_usage_errors_do_not_import_the_sdk() -> None:
+    argvs = [
+        ["--help"],
+        ["probe", "--help"],
+        ["compare", "--help"],
+        ["probe", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--timeout", "-1"],
+        ["serve-demo", "--port", "99999"],
+        ["run", "--model", "m"],
+        ["no-such-command"],
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-c", _NO_SDK.format(argvs=argvs)],
         capture_output=True,
         text=True,
-        timeout=120,
-        env=_env(**env),
-    )
-
-
-def assert_one_line_error(proc: subprocess.CompletedProcess[str], status: int, *parts: str) -> None:
-    assert proc.returncode == status, proc.stderr
-    assert "Traceback" not in proc.stdout + proc.stderr
-    assert proc.stderr.startswith("rig-nb: ") and proc.stderr.count("\n") == 1, proc.stderr
-    for part in parts:
-        assert part in proc.stderr
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def demo() -> Iterator[DemoServer]:
-    with DemoServer() as server:
-        yield server
-
-
-def check_demo_output(out: str) -> None:
-    assert out.startswith(
-        f"rig_nb demo: {len(DEMO_ROWS)} personas on the embedded endpoint http://127.0.0.1:"
-    )
-    assert re.search(r"^persona\s+probe\s+outcome\s+shapes\s+iters\s+calls", out, re.M)
-    for persona, verdict, outcome in DEMO_ROWS:
-        pattern = rf"^{re.escape(persona)}\s+{verdict}\s+{outcome}\s"
-        assert re.search(pattern, out, re.M), persona
-    assert re.search(r"^tool-spinner\s.*\s8\s+8\s", out, re.M)
-    assert "Per-iteration trace of qwen3-no-parser" in out
-    assert "    raw: Okay, the user asks" in out
-    assert "    stripped: Here is what I found. Lisbon: 21 C" in out
-
-
-def test_demo_prints_the_table() -> None:
-    proc = rig("demo")
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stderr == ""
-    check_demo_output(proc.stdout)
-
-
-def test_demo_without_pandas_prints_a_plain_table() -> None:
-    code = (
-        "import sys; sys.modules['pandas'] = None\n"
-        "from rig_nb.__main__ import main\n"
-        "sys.exit(main(['demo']))\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=_env()
+        timeout=60,
+        env=clean_env(),
     )
     assert proc.returncode == 0, proc.stderr
-    check_demo_output(proc.stdout)
+    assert proc.stdout.endswith("ok\n")
 
 
-@pytest.mark.parametrize("command", ["demo", "probe", "run", "compare", "serve-demo"])
+def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+COMMAND_NAMES = ["demo", "probe", "run", "compare", "doctor", "models", "serve-demo"]
+
+
+def test_the_commands() -> None:
+    assert list(_subparsers()) == COMMAND_NAMES
+
+
+@pytest.mark.parametrize("command", COMMAND_NAMES)
+def test_help_documents_every_option_and_its_default(command: str) -> None:
+    sub = _subparsers()[command]
+    text = " ".join(sub.format_help().split())
+    for action in sub._actions:
+        if not action.option_strings or action.dest == "help":
+            continue
+        assert action.help, action.option_strings
+        if action.required or action.default in (None, False):
+            continue
+        shown = "none" if action.default in ("", {}) else str(action.default)
+        assert f"(default: {shown})" in text, action.option_strings
+    if any("--model" in a.option_strings for a in sub._actions) or command == "models":
+        assert "/v1/models" in text and "rig-nb models" in text
+
+
+@pytest.mark.parametrize("command", COMMAND_NAMES)
 def test_every_subcommand_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
-    # In process: argparse's help is the same text either way, and a process costs seconds.
-    with pytest.raises(SystemExit) as info:
-        main([command, "--help"])
-    assert info.value.code == 0
-    assert capsys.readouterr().out.startswith(f"usage: rig-nb {command}")
+    ran = cli(capsys, command, "--help")
+    assert ran.returncode == 0
+    assert ran.stdout.startswith(f"usage: rig-nb {command}")
 
 
 def test_console_script_and_no_command() -> None:
@@ -124,28 +107,51 @@ def test_console_script_and_no_command() -> None:
     assert proc.returncode == 2 and "usage: rig-nb" in proc.stderr
 
 
-def test_probe_yes(demo: DemoServer) -> None:
-    proc = rig("probe", "--base-url", demo.base_url, "--model", "well-behaved")
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("tool calling: yes (well-behaved at 127.0.0.1:")
-    bare = rig("probe", "--base-url", demo.origin, "--model", "qwen3-no-parser")
-    assert bare.returncode == 0, bare.stderr
+PROBE = ("probe", "--base-url", "http://127.0.0.1:1/v1", "--model", "m")
+RUN = ("run", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--prompt", "hi")
 
 
 @pytest.mark.parametrize(
-    ("model", "tool_choice", "verdict"),
+    ("argv", "parts"),
     [
-        pytest.param("hermes-text-tools", "auto", "NoToolCallingError", id="text-tools"),
-        pytest.param("budget-think", "auto", "OutputLimitError", id="budget"),
-        pytest.param("tool-spinner", "unset", "NoToolCallingError", id="unset"),
-        pytest.param("well-behaved", "none", "NoToolCallingError", id="none"),
+        pytest.param(
+            [*PROBE, "--timeout", "-1"], ["--timeout", "positive number"], id="timeout-neg"
+        ),
+        pytest.param([*PROBE, "--timeout", "0"], ["--timeout", "positive number"], id="timeout-0"),
+        pytest.param([*PROBE, "--deadline", "nan"], ["--deadline", "'nan'"], id="deadline-nan"),
+        pytest.param([*PROBE, "--deadline", "inf"], ["--deadline", "'inf'"], id="deadline-inf"),
+        pytest.param(["serve-demo", "--port", "99999"], ["--port", "0 to 65535"], id="port-high"),
+        pytest.param(["serve-demo", "--port", "-1"], ["--port", "0 to 65535"], id="port-neg"),
+        pytest.param([*RUN, "--max-tokens", "0"], ["positive integer"], id="max-tokens-0"),
+        pytest.param([*RUN, "--extra-body", "[1]"], ["--extra-body", "JSON object"], id="list"),
+        pytest.param([*RUN, "--extra-body", "{x"], ["--extra-body", "not JSON"], id="not-json"),
+        pytest.param([*RUN, "--extra-body", '{"a": NaN}'], ["not JSON"], id="nan-in-json"),
+        pytest.param(
+            [*RUN, "--extra-body", '{"stream": true, "grammar": "x"}'],
+            ["--extra-body", "stream", "the loop sets"],
+            id="owned-field",
+        ),
+        pytest.param(["compare", "x.toml", "--repeats", "0"], ["--repeats"], id="repeats-0"),
+        pytest.param(["probe", "--model", "m"], ["required", "--base-url"], id="missing"),
     ],
 )
-def test_probe_no(demo: DemoServer, model: str, tool_choice: str, verdict: str) -> None:
-    proc = rig("probe", "--base-url", demo.base_url, "--model", model, "--tool-choice", tool_choice)
-    assert proc.returncode == 1
-    assert proc.stdout.startswith(f"tool calling: no ({verdict}: ")
-    assert proc.stderr == ""
+def test_usage_errors(
+    capsys: pytest.CaptureFixture[str], argv: list[str], parts: list[str]
+) -> None:
+    ran = cli(capsys, *argv)
+    assert_one_line_error(ran, 2, "--help", *parts)
+    assert not re.search(r"ValueError|OverflowError", ran.stderr)
+
+
+def test_a_key_is_never_read_from_argv(demo: DemoServer) -> None:
+    args = ("probe", "--base-url", demo.base_url, "--model", "well-behaved")
+    argv_key = rig(*args, "--api-key", KEY)
+    assert_one_line_error(
+        argv_key, 2, "unrecognized arguments: --api-key (and 1 values, not shown)"
+    )
+    assert_one_line_error(rig(*args, "--api-key-env", KEY), 2, "not a key")
+    for proc in (argv_key, rig(*args, f"--api-key={KEY}"), rig(*args, "--api-key-env", KEY)):
+        assert KEY not in proc.stdout + proc.stderr
 
 
 def test_probe_sends_the_key_from_the_named_variable_only() -> None:
@@ -158,226 +164,86 @@ def test_probe_sends_the_key_from_the_named_variable_only() -> None:
         proc = rig(*args, OPENAI_API_KEY="ambient")
         assert proc.returncode == 0
         assert "authorization" not in server.requests[-1].headers
-    argv_key = rig(*args, "--api-key", KEY)
-    assert argv_key.returncode == 2
-    assert "unrecognized arguments: --api-key (and 1 values, not shown)" in argv_key.stderr
-    assert_one_line_error(rig(*args, "--api-key-env", KEY), 2, "not a key")
-    for proc in (argv_key, rig(*args, f"--api-key={KEY}")):
-        assert KEY not in proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize(
-    ("extra", "status", "parts"),
-    [
-        pytest.param(
-            ["--model", "gpt-nope"], 1, ["ai backend: HTTP 404", "not found"], id="unknown-model"
-        ),
-        pytest.param(
-            ["--model", "tool-spinner", "--tool-choice", "required"],
-            1,
-            ["HTTP 500"],
-            id="required-500",
-        ),
-        pytest.param(
-            ["--model", "well-behaved", "--api-key-env", "RIG_UNSET_VAR"],
-            2,
-            ["RIG_UNSET_VAR", "not set"],
-            id="missing-env",
-        ),
-    ],
+# --- serve-demo ------------------------------------------------------------------------------
+
+# What a shell does for `cmd &`: SIGINT ignored, then exec. Python keeps SIG_IGN on entry.
+_BACKGROUND = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "os.execv(sys.argv[1], sys.argv[1:])"
 )
-def test_probe_failures(demo: DemoServer, extra: list[str], status: int, parts: list[str]) -> None:
-    proc = rig("probe", "--base-url", demo.base_url, *extra)
-    assert_one_line_error(proc, status, *parts)
-    assert demo.origin not in proc.stderr
 
 
-def test_probe_unreachable_and_bad_urls() -> None:
-    port = closed_port()
-    proc = rig("probe", "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m")
-    assert_one_line_error(proc, 1, "connection failed")
-    assert str(port) not in proc.stderr
-    for url in ("ftp://example.com", "http://user:pw@127.0.0.1:1/v1"):
-        assert_one_line_error(rig("probe", "--base-url", url, "--model", "m"), 2, "--base-url")
+def start(*args: str, background: bool = False) -> subprocess.Popen[str]:
+    prefix = [sys.executable, "-c", _BACKGROUND] if background else []
+    return subprocess.Popen(
+        [*prefix, sys.executable, *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(),
+        start_new_session=background,
+    )  # fmt: skip
 
 
-def test_run_prints_the_trace(demo: DemoServer) -> None:
-    args = ("run", "--base-url", demo.base_url, "--model", "qwen3-no-parser")
-    proc = rig(*args, "--prompt", DEMO_PROMPT, "--demo-tools")
-    assert proc.returncode == 0, proc.stderr
-    out = proc.stdout
-    assert out.startswith("qwen3-no-parser at 127.0.0.1:")
-    assert "outcome ok, 3 iterations, 3 tool calls" in out.splitlines()[0]
-    assert out.count("shape=unopened") == 3
-    assert 'call get_weather {"city": "Lisbon"} -> Lisbon: 21 C, clear sky' in out
-    assert out.rstrip().endswith("add(21, 4) gives 25.")
-    plain = rig(*args, "--prompt", "What is the capital of France?", "--system", "Be brief.")
-    assert plain.returncode == 0
-    assert "stripped: The capital of France is Paris." in plain.stdout
+def test_a_background_start_ignores_sigint_on_entry() -> None:
+    code = "import signal; print(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)"
+    proc = start("-c", code, background=True)
+    try:
+        assert proc.communicate(timeout=30)[0] == "True\n"
+    finally:
+        proc.kill()
 
 
-def test_run_json_is_a_trace(demo: DemoServer) -> None:
-    args = ("run", "--base-url", demo.base_url, "--model", "r1-json-sketch", "--json")
-    proc = rig(*args, "--prompt", DEMO_PROMPT, "--demo-tools", "--max-tokens", "300")
-    assert proc.returncode == 0, proc.stderr
-    trace = Trace.from_json(proc.stdout)
-    assert trace.outcome == "ok" and trace.model == "r1-json-sketch"
-    assert len(trace.iterations) == 3
-    assert trace.settings["max_tokens"] == 300
-    assert trace.settings["tools"] == ["get_weather", "add"]
-
-
-def test_run_failure_prints_the_partial_trace(demo: DemoServer) -> None:
-    args = ("run", "--base-url", demo.base_url, "--prompt", DEMO_PROMPT, "--demo-tools")
-    proc = rig(*args, "--model", "budget-think", "--max-tokens", "100")
-    assert_one_line_error(proc, 1, "OutputLimitError")
-    assert "finish=length  shape=unclosed" in proc.stdout
-    spin = rig(*args, "--model", "tool-spinner", "--max-iterations", "5", "--json")
-    assert_one_line_error(spin, 1, "IterationLimitError")
-    trace = Trace.from_json(spin.stdout)
-    assert trace.outcome == "IterationLimitError"
-    assert len(trace.iterations) == 5
-
-
-def test_run_bad_input() -> None:
-    port = closed_port()
-    base = ("run", "--model", "m", "--prompt", "hi")
-    proc = rig(*base, "--base-url", f"http://127.0.0.1:{port}/v1")
-    assert_one_line_error(proc, 1, "connection failed")
-    assert proc.stdout == ""
-    zero = rig(*base, "--base-url", "http://127.0.0.1:1/v1", "--max-tokens", "0")
-    assert zero.returncode == 2 and "positive integer" in zero.stderr
-
-
-def write(tmp_path: Path, text: str) -> str:
-    path = tmp_path / "endpoints.toml"
-    path.write_text(text)
-    return str(path)
-
-
-def test_compare(demo: DemoServer, tmp_path: Path) -> None:
-    toml = write(
-        tmp_path,
-        f"""
-[[endpoint]]
-name = "clean"
-base_url = "{demo.base_url}"
-model = "well-behaved"
-api_key_env = "RIG_TEST_KEY"
-
-[[endpoint]]
-name = "hermes"
-base_url = "{demo.base_url}"
-model = "hermes-text-tools"
-""",
-    )
-    out_csv = tmp_path / "out.csv"
-    proc = rig("compare", toml, "--csv", str(out_csv), RIG_TEST_KEY=KEY)
-    assert proc.returncode == 0, proc.stderr
-    scenarios = len(DEFAULT_SCENARIOS)
-    assert proc.stderr == f"wrote {2 * scenarios} rows to {out_csv}\n"
-    assert re.search(
-        r"^\s*hermes\s+hermes-text-tools\s+probe\s+NoToolCallingError", proc.stdout, re.M
-    )
-    with out_csv.open() as f:
-        rows = list(csv.DictReader(f))
-    assert list(rows[0]) == COLUMNS
-    assert [r["endpoint"] for r in rows] == ["clean"] * scenarios + ["hermes"] * scenarios
-    assert rows[0]["outcome"] == "ok"
-    assert KEY not in proc.stdout + out_csv.read_text()
-    assert f"Bearer {KEY}" in [r.headers.get("authorization") for r in demo.requests]
-    as_json = json.loads(rig("compare", toml, "--json", RIG_TEST_KEY=KEY).stdout)
-    assert [r["scenario"] for r in as_json[:scenarios]] == [s.name for s in DEFAULT_SCENARIOS]
-
-
-@pytest.mark.parametrize(
-    ("text", "parts"),
-    [
-        pytest.param("[[endpoint]\nname = ", ["invalid TOML"], id="bad-toml"),
-        pytest.param("title = 'x'\n", ["no [[endpoint]] tables"], id="no-endpoints"),
-        pytest.param(
-            "[[endpoint]]\nname = 'a'\nbase_url = 'http://127.0.0.1:1/v1'\n",
-            ["endpoint 1", "'model'"],
-            id="no-model",
-        ),
-        pytest.param(
-            "[[endpoint]]\nname='a'\nbase_url='http://127.0.0.1:1/v1'\nmodel='m'\n"
-            "api_key='sk-in-file'\n",
-            ["unknown key 'api_key'", "environment variable"],
-            id="key-in-file",
-        ),
-        pytest.param(
-            "[[endpoint]]\nname='a'\nbase_url='http://127.0.0.1:1/v1'\nmodel='m'\n"
-            "api_key_env='RIG_UNSET_VAR'\n",
-            ["RIG_UNSET_VAR", "not set"],
-            id="missing-env",
-        ),
-        pytest.param(
-            "[[endpoint]]\nname='a'\nbase_url='ftp://x'\nmodel='m'\n",
-            ["base_url"],
-            id="bad-url",
-        ),
-        pytest.param(
-            "[[endpoint]]\nname='a'\nbase_url='http://h/v1'\nmodel='m'\n"
-            "[[endpoint]]\nname='a'\nbase_url='http://h/v1'\nmodel='n'\n",
-            ["duplicate name 'a'"],
-            id="duplicate",
-        ),
-    ],
-)
-def test_compare_bad_input(tmp_path: Path, text: str, parts: list[str]) -> None:
-    proc = rig("compare", write(tmp_path, text))
-    assert_one_line_error(proc, 2, *parts)
-    assert "sk-in-file" not in proc.stderr
-
-
-def test_compare_missing_file(tmp_path: Path) -> None:
-    assert_one_line_error(rig("compare", str(tmp_path / "nope.toml")), 2, "nope.toml")
-
-
-def start_serve_demo(*args: str) -> tuple[subprocess.Popen[str], str, str]:
-    """Start serve-demo; its process, base URL and models line, once it says it is serving."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rig_nb", "serve-demo", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(),
-    )
+def read_start(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """The base URL and models line serve-demo prints once it serves."""
     assert proc.stdout is not None
-    # Read line by line up to the last startup line: communicate() would skip what
-    # readline() had buffered.
+    # Line by line up to the last startup line: communicate() would skip what readline() buffered.
     lines = [proc.stdout.readline() for _ in range(3)]
     match = re.fullmatch(r"demo endpoint: (http://127\.0\.0\.1:\d+/v1)\n", lines[0])
-    if match is None or lines[2] != "serving until Ctrl-C\n":
-        proc.kill()
-        raise AssertionError(f"unexpected start {lines!r}: {proc.communicate()}")
-    return proc, match.group(1), lines[1]
+    assert match is not None and lines[2] == "serving until Ctrl-C or SIGTERM\n", lines
+    return match.group(1), lines[1]
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_serve_demo_serves_until_signalled(sig: signal.Signals) -> None:
-    proc, url, models = start_serve_demo()
-    assert models.startswith("models: well-behaved, qwen3-no-parser,")
+@pytest.mark.parametrize("background", [False, True], ids=["foreground", "background"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_serve_demo_stops_on_a_signal(background: bool, sig: signal.Signals) -> None:
+    proc = start("-m", "rig_nb", "serve-demo", "--port", "0", background=background)
     try:
+        url, models = read_start(proc)
+        assert models.startswith("models: well-behaved, qwen3-no-parser,")
         listing = httpx.get(f"{url}/models", timeout=10).json()
         assert [m["id"] for m in listing["data"]][:2] == ["well-behaved", "qwen3-no-parser"]
-    finally:
         proc.send_signal(sig)
-        out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0
-    assert out == "demo endpoint stopped\n"
-    assert err == ""
+        assert proc.wait(timeout=30) == 0
+        out, err = proc.communicate(timeout=10)
+        assert (out, err) == ("demo endpoint stopped\n", "")
+    finally:
+        proc.kill()
+        proc.communicate()
 
 
 def test_serve_demo_port() -> None:
-    port = closed_port()
-    proc, url, _ = start_serve_demo("--port", str(port))
+    port = free_port()
+    proc = start("-m", "rig_nb", "serve-demo", "--port", str(port))
     try:
-        assert url == f"http://127.0.0.1:{port}/v1"
+        assert read_start(proc)[0] == f"http://127.0.0.1:{port}/v1"
         busy = rig("serve-demo", "--port", str(port))
         assert_one_line_error(busy, 1, f"cannot listen on 127.0.0.1:{port}")
-    finally:
         proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
-    assert proc.returncode == 0
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+        proc.communicate()
+
+
+@pytest.mark.parametrize(
+    ("count", "word", "text"),
+    [
+        pytest.param(0, "tool call", "0 tool calls", id="zero"),
+        pytest.param(1, "tool call", "1 tool call", id="one-call"),
+        pytest.param(1, "iteration", "1 iteration", id="one-iteration"),
+        pytest.param(2, "persona", "2 personas", id="two"),
+        pytest.param(1, "run", "1 run", id="one-run"),
+    ],
+)
+def test_plural(count: int, word: str, text: str) -> None:
+    assert plural(count, word) == text

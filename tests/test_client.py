@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import socket
 import traceback
 import tracemalloc
 import zlib
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from conftest import free_port
 
 from rig_nb import (
     BackendError,
@@ -33,12 +33,6 @@ AMBIENT = {
     "OPENAI_CUSTOM_HEADERS": "Authorization: Bearer ambient-auth-6666\nX-Ambient: ambient-7777",
 }
 KEY = "sk-explicit-secret-9999"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.mark.parametrize(
@@ -190,7 +184,7 @@ def test_401_echoing_key_and_path_is_redacted() -> None:
 
 
 def test_refused_connection() -> None:
-    port = _free_port()
+    port = free_port()
     with Client(f"http://127.0.0.1:{port}/secret-path/v1", KEY, max_retries=0) as c:
         with pytest.raises(BackendError) as info:
             c.run(RunRequest(model="m", max_tokens=8, prompt="hi"))

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -24,10 +26,22 @@ from rig_nb.demo import (
     XSS_SCRIPT,
     DemoServer,
     Persona,
+    Stream,
     demo_tools,
 )
+from rig_nb.demo.dialect_personas import dialect_personas
 from rig_nb.testing import RecordedRequest, Reply
 
+DIALECT_PERSONAS = [
+    "gpt-oss-raw-harmony",
+    "gpt-oss-stripped-tokens",
+    "qwen3-coder-text-calls",
+    "mistral-text-calls",
+    "mistral-mlx-text-calls",
+    "draft-then-call",
+    "answer-in-reasoning",
+    "gateway-reasoning-details",
+]
 PERSONAS = [
     "well-behaved",
     "qwen3-no-parser",
@@ -38,24 +52,31 @@ PERSONAS = [
     "hermes-text-tools",
     "tool-spinner",
     "html-injector",
+    *DIALECT_PERSONAS,
     "smollm2-chatml-recorded",
     "smollm2-recorded",
+]
+RECORDED = {"smollm2-chatml-recorded", "smollm2-recorded"}
+TEXT_TOOL_PERSONAS = [
+    "hermes-text-tools",
+    "gpt-oss-raw-harmony",
+    "qwen3-coder-text-calls",
+    "mistral-text-calls",
+    "mistral-mlx-text-calls",
 ]
 ANSWER = (
     "Here is what I found. Lisbon: 21 C, clear sky. Oslo: 4 C, light rain. add(21, 4) gives 25."
 )
+CALLS = [
+    ("get_weather", {"city": "Lisbon"}),
+    ("get_weather", {"city": "Oslo"}),
+    ("add", {"a": 21, "b": 4}),
+]
 
 
 @pytest.fixture(scope="module")
-def demo() -> Iterator[DemoServer]:
-    with DemoServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def client(demo: DemoServer) -> Iterator[Client]:
-    with Client(demo.base_url) as c:
-        yield c
+def client(demo_client: Client) -> Client:
+    return demo_client
 
 
 def post(demo: DemoServer, body: Any) -> httpx.Response:
@@ -70,9 +91,9 @@ def chat(demo: DemoServer, model: str, **extra: Any) -> dict[str, Any]:
     return data
 
 
-def loop(client: Client, model: str, max_tokens: int = 512) -> tuple[str, Trace]:
+def loop(client: Client, model: str, max_tokens: int = 512, **options: Any) -> tuple[str, Trace]:
     request = RunRequest(
-        model, max_tokens, system=DEMO_SYSTEM, prompt=DEMO_PROMPT, tools=demo_tools()
+        model, max_tokens, system=DEMO_SYSTEM, prompt=DEMO_PROMPT, tools=demo_tools(), **options
     )
     try:
         return "ok", client.run(request).trace
@@ -89,6 +110,20 @@ def probe(client: Client, model: str, tool_choice: str | None = "auto") -> str:
     return "tool call"
 
 
+def calls_of(trace: Trace) -> list[tuple[str, Any]]:
+    return [(c.name, json.loads(c.arguments)) for c in trace.tool_calls]
+
+
+def sse_events(reply: httpx.Response) -> list[Any]:
+    """The data payloads of a server-sent event stream, JSON decoded where they are JSON."""
+    events: list[Any] = []
+    for line in reply.text.splitlines():
+        if line.startswith("data: "):
+            data = line[len("data: ") :]
+            events.append(data if data == "[DONE]" else json.loads(data))
+    return events
+
+
 def test_models_lists_every_persona(demo: DemoServer) -> None:
     assert demo.models == PERSONAS
     listing = httpx.get(f"{demo.base_url}/models", timeout=10).json()
@@ -98,43 +133,98 @@ def test_models_lists_every_persona(demo: DemoServer) -> None:
     assert one["id"] == "tool-spinner"
 
 
-@pytest.mark.parametrize(
-    ("model", "verdict", "outcome", "shapes", "iterations", "calls"),
-    [
-        pytest.param("well-behaved", "tool call", "ok", {"none"}, 3, 3, id="well-behaved"),
-        pytest.param("qwen3-no-parser", "tool call", "ok", {"unopened"}, 3, 3, id="qwen3"),
-        pytest.param("r1-json-sketch", "tool call", "ok", {"closed"}, 3, 3, id="r1"),
-        pytest.param(
-            "budget-think", "OutputLimitError", "OutputLimitError", {"unclosed"}, 1, 0, id="budget"
-        ),
-        pytest.param("reasoning-field", "tool call", "ok", {"none"}, 3, 3, id="field"),
-        pytest.param("ollama-reasoning", "tool call", "ok", {"none"}, 3, 3, id="ollama"),
-        pytest.param(
-            "hermes-text-tools", "NoToolCallingError", "ok", {"closed"}, 1, 0, id="hermes"
-        ),
-        pytest.param(
-            "tool-spinner", "tool call", "IterationLimitError", {"none"}, 8, 8, id="spinner"
-        ),
-        pytest.param("html-injector", "tool call", "ok", {"closed"}, 2, 2, id="html"),
-    ],
-)
-def test_persona_probe_and_loop(
-    client: Client,
+def _row(
     model: str,
     verdict: str,
     outcome: str,
+    ending: str,
+    leaks: list[list[str]],
     shapes: set[str],
-    iterations: int,
+    calls: int,
+) -> Any:
+    return pytest.param(model, verdict, outcome, ending, leaks, shapes, calls, id=model)
+
+
+NONE: list[str] = []
+TAG, HARMONY, MISTRAL = ["tool-call-tag"], ["harmony"], ["mistral-tool-calls"]
+CALL, NO_CALL, LIMIT = "tool call", "NoToolCallingError", "IterationLimitError"
+TEXT = "text_tool_calls"
+DEMO_RUNS = [
+    _row("well-behaved", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    _row("qwen3-no-parser", CALL, "ok", "answer", [NONE] * 3, {"unopened"}, 3),
+    _row("r1-json-sketch", CALL, "ok", "answer", [NONE] * 3, {"closed"}, 3),
+    _row(
+        "budget-think",
+        "OutputLimitError",
+        "OutputLimitError",
+        "length_in_reasoning",
+        [NONE],
+        {"unclosed"},
+        0,
+    ),
+    _row("reasoning-field", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    _row("ollama-reasoning", CALL, "ok", "reasoning_only", [NONE] * 3, {"none"}, 3),
+    _row("hermes-text-tools", NO_CALL, "ok", TEXT, [TAG], {"closed"}, 0),
+    _row("tool-spinner", CALL, LIMIT, "tool_calls", [NONE] * 8, {"none"}, 8),
+    _row("html-injector", CALL, "ok", "answer", [NONE] * 2, {"closed"}, 2),
+    _row("gpt-oss-raw-harmony", NO_CALL, "ok", TEXT, [HARMONY], {"none"}, 0),
+    _row("gpt-oss-stripped-tokens", CALL, "ok", "answer", [HARMONY] * 3, {"none"}, 3),
+    _row("qwen3-coder-text-calls", NO_CALL, "ok", TEXT, [[*TAG, "function-tag"]], {"none"}, 0),
+    _row("mistral-text-calls", NO_CALL, "ok", TEXT, [MISTRAL], {"none"}, 0),
+    _row("mistral-mlx-text-calls", NO_CALL, "ok", TEXT, [MISTRAL], {"none"}, 0),
+    _row("draft-then-call", CALL, "ok", "answer", [TAG] * 3, {"closed"}, 3),
+    _row("answer-in-reasoning", CALL, "ok", "reasoning_only", [NONE] * 3, {"none"}, 3),
+    _row("gateway-reasoning-details", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    _row("smollm2-chatml-recorded", NO_CALL, "ok", "answer", [NONE], {"none"}, 0),
+    _row("smollm2-recorded", CALL, LIMIT, "tool_calls", [NONE] * 8, {"none"}, 8),
+]
+
+
+def test_the_table_covers_every_persona(demo: DemoServer) -> None:
+    assert [p.values[0] for p in DEMO_RUNS] == demo.models == PERSONAS
+
+
+@pytest.mark.parametrize(
+    ("model", "verdict", "outcome", "ending", "leaks", "shapes", "calls"), DEMO_RUNS
+)
+def test_demo_run_ends_as_the_persona_promises(
+    client: Client,
+    demo: DemoServer,
+    model: str,
+    verdict: str,
+    outcome: str,
+    ending: str,
+    leaks: list[list[str]],
+    shapes: set[str],
     calls: int,
 ) -> None:
     assert probe(client, model) == verdict
     got, trace = loop(client, model)
     assert got == outcome
     assert trace.outcome == outcome
+    assert trace.iterations[-1].ending == ending
+    assert [it.leaks for it in trace.iterations] == leaks
     assert {it.reasoning_shape for it in trace.iterations} == shapes
-    assert len(trace.iterations) == iterations
     assert len(trace.tool_calls) == calls
-    assert all(it.usage["completion_tokens"] > 0 for it in trace.iterations)
+    assert all("completion_tokens" in it.usage for it in trace.iterations)
+    if model not in RECORDED:
+        # The docstring is the promise: it names the ending and the outcome.
+        doc = " ".join((inspect.getdoc(demo.personas[model]) or "").split())
+        promise = re.search(r"Demo run: ends `(\w+)`[^;]*?, outcome (\w+)", doc)
+        assert promise is not None, doc
+        assert promise.groups() == (ending, outcome)
+
+
+@pytest.mark.parametrize("model", DIALECT_PERSONAS)
+def test_dialect_personas_name_their_public_source(demo: DemoServer, model: str) -> None:
+    doc = inspect.getdoc(demo.personas[model]) or ""
+    assert re.search(r"[\w-]+/[\w.-]+ ?(?:PR)?#\d+", doc), doc
+    described = {
+        m["id"]: m["description"]
+        for m in httpx.get(f"{demo.base_url}/models", timeout=10).json()["data"]
+    }
+    assert described[model] == doc.splitlines()[0]
+    assert [p.name for p in dialect_personas()] == DIALECT_PERSONAS
 
 
 def test_well_behaved_is_clean(client: Client) -> None:
@@ -253,6 +343,145 @@ def test_html_injector_puts_markup_everywhere(client: Client) -> None:
     assert [c.name for c in trace.tool_calls] == ["get_weather", "get_weather"]
 
 
+@pytest.mark.parametrize("model", TEXT_TOOL_PERSONAS)
+@pytest.mark.parametrize(
+    "recover", [pytest.param(False, id="as-text"), pytest.param(True, id="recovered")]
+)
+def test_text_tool_calls_run_only_when_recovered(client: Client, model: str, recover: bool) -> None:
+    outcome, trace = loop(client, model, recover_text_tool_calls=recover)
+    assert outcome == "ok"
+    last = trace.iterations[-1]
+    if not recover:
+        assert [it.ending for it in trace.iterations] == ["text_tool_calls"]
+        assert trace.tool_calls == []
+        return
+    # The turns still ended in text tool calls: the loop ran them, the server did not parse them.
+    assert [it.ending for it in trace.iterations] == [TEXT, TEXT, "answer"]
+    assert calls_of(trace) == CALLS
+    assert {c.source for c in trace.tool_calls} == {"text"}
+    assert not any(c.is_error for c in trace.tool_calls)
+    assert last.text.endswith(ANSWER)
+    # What the loop acted on is echoed as ordinary tool_calls, markup left out.
+    echoed = trace.iterations[1].messages[2]
+    assert echoed["role"] == "assistant" and len(echoed["tool_calls"]) == 2
+    markers = ("<tool_call>", "</tool_call>", "<function=", "[TOOL_CALLS]", "to=functions.")
+    assert not any(m in echoed["content"] for m in markers)
+
+
+@pytest.mark.parametrize(
+    "recover", [pytest.param(False, id="native-only"), pytest.param(True, id="recovering")]
+)
+def test_a_call_drafted_in_reasoning_runs_once(client: Client, recover: bool) -> None:
+    outcome, trace = loop(client, "draft-then-call", recover_text_tool_calls=recover)
+    assert outcome == "ok"
+    assert calls_of(trace) == CALLS  # three calls, not six, and not the last draft
+    assert {c.source for c in trace.tool_calls} == {"native"}
+    first, last = trace.iterations[0], trace.iterations[-1]
+    assert first.raw_content.count("<tool_call>") == 2  # both calls drafted in <think>
+    assert '<tool_call>{"name": "add"' in last.raw_content  # a last draft, never made
+    assert last.text == ANSWER and last.ending == "answer"
+
+
+def test_raw_harmony_is_channel_tokens_and_commentary_calls(client: Client) -> None:
+    _, trace = loop(client, "gpt-oss-raw-harmony")
+    raw = trace.iterations[0].raw_content
+    assert raw.startswith("<|channel|>analysis<|message|>Okay, the user asks")
+    assert raw.count("<|start|>assistant<|channel|>commentary to=functions.get_weather ") == 2
+    assert '<|constrain|>json<|message|>{"city": "Lisbon"}<|call|>' in raw
+    _, recovered = loop(client, "gpt-oss-raw-harmony", recover_text_tool_calls=True)
+    final = recovered.iterations[-1].raw_content
+    assert "<|end|><|start|>assistant<|channel|>final<|message|>" + ANSWER in final
+
+
+def test_stripped_harmony_glues_channel_names_to_the_words(client: Client) -> None:
+    _, trace = loop(client, "gpt-oss-stripped-tokens")
+    assert all(it.raw_content.startswith("analysisOkay, ") for it in trace.iterations)
+    assert trace.iterations[-1].text.endswith("assistantfinal" + ANSWER)
+    assert len(trace.iterations[0].tool_calls) == 2  # the server's tool parser read them
+
+
+def test_qwen3_coder_writes_xml_calls_with_the_opening_tag_lost(client: Client) -> None:
+    _, trace = loop(client, "qwen3-coder-text-calls")
+    assert trace.iterations[0].raw_content == (
+        "<function=get_weather>\n<parameter=city>\nLisbon\n</parameter>\n</function>\n"
+        "</tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n"
+        "</function>\n</tool_call>"
+    )
+    _, recovered = loop(client, "qwen3-coder-text-calls", recover_text_tool_calls=True)
+    assert "<parameter=a>\n21\n</parameter>\n<parameter=b>\n4\n</parameter>" in (
+        recovered.iterations[1].raw_content
+    )
+
+
+@pytest.mark.parametrize(
+    ("model", "pattern"),
+    [
+        pytest.param(
+            "mistral-text-calls",
+            r'^\[TOOL_CALLS\]\[\{"name": "get_weather", "arguments": \{"city": "Lisbon"\}, '
+            r'"id": "[a-zA-Z0-9]{9}"\}, \{"name": "get_weather", .*\}\]$',
+            id="list",
+        ),
+        pytest.param(
+            "mistral-mlx-text-calls",
+            r'^\[TOOL_CALLS\]get_weather\[ARGS\]\{"city": "Lisbon"\}'
+            r'\[TOOL_CALLS\]get_weather\[ARGS\]\{"city": "Oslo"\}$',
+            id="args",
+        ),
+    ],
+)
+def test_mistral_writes_both_reported_shapes(client: Client, model: str, pattern: str) -> None:
+    _, trace = loop(client, model)
+    assert re.match(pattern, trace.iterations[0].raw_content)
+
+
+def test_answer_in_reasoning_leaves_content_empty_and_usage_zero(client: Client) -> None:
+    _, trace = loop(client, "answer-in-reasoning")
+    last = trace.iterations[-1]
+    assert last.raw_content == "" and last.finish_reason == "stop"
+    assert last.reasoning_field == "reasoning_content"
+    assert last.reasoning_content.endswith("\n\n" + ANSWER)
+    assert last.usage == {"prompt_tokens": 0, "completion_tokens": 0}
+    assert trace.iterations[0].usage["completion_tokens"] > 0
+
+
+def test_gateway_sends_reasoning_as_a_list_of_parts(client: Client, demo: DemoServer) -> None:
+    _, trace = loop(client, "gateway-reasoning-details")
+    first = trace.iterations[0]
+    body = {
+        "model": "gateway-reasoning-details",
+        "messages": first.messages,
+        "tools": [t.to_openai() for t in demo_tools()],
+        "tool_choice": "auto",
+        "max_tokens": 512,
+    }
+    message = post(demo, body).json()["choices"][0]["message"]
+    details = message["reasoning_details"]
+    assert len(details) == 2 and all(p["type"] == "reasoning.text" for p in details)
+    assert "reasoning_content" not in message and "reasoning" not in message
+    assert first.reasoning_field == "reasoning_details"
+    assert first.reasoning_content == details[0]["text"] + details[1]["text"]
+    assert trace.iterations[-1].text == ANSWER
+
+
+MARKUP = [XSS_SCRIPT, XSS_IMG, "<|channel|>", "<tool_call>", "<function=", "<think>"]
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["html-injector", "hermes-text-tools", "gpt-oss-raw-harmony", "qwen3-coder-text-calls"],
+)
+def test_markup_personas_render_as_text(client: Client, model: str) -> None:
+    _, trace = loop(client, model, recover_text_tool_calls=True)
+    raw = " ".join(it.raw_content + it.reasoning_content for it in trace.iterations)
+    present = [m for m in MARKUP if m in raw]
+    assert present  # the persona does send markup
+    page = trace._repr_html_()
+    for m in present:
+        assert m not in page
+    assert "&lt;" in page
+
+
 @pytest.mark.parametrize("model", PERSONAS)
 def test_replies_are_deterministic(demo: DemoServer, model: str) -> None:
     tools = [t.to_openai() for t in demo_tools()]
@@ -357,10 +586,27 @@ def test_prompt_tokens_grow_with_the_conversation(demo: DemoServer) -> None:
         pytest.param(
             "POST",
             "/v1/chat/completions",
-            b'{"model": "well-behaved", "stream": true, "messages": [{"role": "user"}]}',
+            b'{"model": "well-behaved", "stream": "yes", "messages": [{"role": "user"}]}',
             400,
-            "streaming",
-            id="stream",
+            "'stream' must be a boolean",
+            id="stream-not-bool",
+        ),
+        pytest.param(
+            "POST",
+            "/v1/chat/completions",
+            b'{"model": "well-behaved", "stream": true, "stream_options": 1, '
+            b'"messages": [{"role": "user"}]}',
+            400,
+            "'stream_options' must be an object",
+            id="stream-options",
+        ),
+        pytest.param(
+            "POST",
+            "/v1/chat/completions",
+            b'{"model": "nope", "stream": true, "messages": [{"role": "user", "content": "hi"}]}',
+            404,
+            "model 'nope' not found",
+            id="stream-unknown-model",
         ),
         pytest.param(
             "POST",
@@ -380,6 +626,7 @@ def test_http_errors_are_json(
 ) -> None:
     reply = httpx.request(method, demo.origin + path, content=body, timeout=10)
     assert reply.status_code == status
+    assert reply.headers["content-type"] == "application/json"
     assert message in reply.json()["error"]["message"]
 
 
@@ -395,7 +642,7 @@ class Replay(Persona):
 
     name = "replay"
 
-    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Reply:
+    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Reply | Stream:
         turn = len(request["messages"])
         return {
             "choices": [

@@ -1,4 +1,4 @@
-"""RecordingProxy in front of a scripted server, and the tool_choice matrix."""
+"""RecordingProxy in front of a scripted server (bodies and streams), and the tool_choice matrix."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
-from rig_nb import BackendError, Client, NoToolCallingError
+from rig_nb import BackendError, Client, NoToolCallingError, RunRequest
 from rig_nb.capabilities import tool_choice_matrix
-from rig_nb.testing import RecordedRequest, RecordingProxy, Reply, ScriptedServer, chat_reply
+from rig_nb.demo.recording import RecordingProxy
+from rig_nb.stream import stream_chunks
+from rig_nb.testing import RecordedRequest, Reply, ScriptedServer, chat_reply, sse_body, streamed
 from rig_nb.testing import tool_call as make_call
 
 KEY = "sk-recording-secret-123"
@@ -56,7 +58,7 @@ def test_proxy_scrubs_upstream_address_from_recorded_replies(tmp_path: Path) -> 
                 client.probe_tool_calling("m")
     [record] = _lines(out)
     content = record["response"]["body"]["choices"][0]["message"]["content"]
-    assert content == "served by  at "
+    assert content == "served by [redacted] at [redacted]"
 
 
 def test_proxy_appends_error_replies_and_keeps_their_status(tmp_path: Path) -> None:
@@ -127,3 +129,97 @@ def test_tool_choice_matrix_reports_truncation_and_transport_errors(
     with Client(server.base_url, max_retries=0) as client:
         matrix = tool_choice_matrix(client, "m")
     assert matrix == {"unset": "length", "auto": "error", "required": "error 400"}
+
+
+def test_proxy_passes_a_stream_on_and_records_its_events(tmp_path: Path) -> None:
+    out = tmp_path / "session.jsonl"
+
+    def echo_address(request: RecordedRequest) -> dict[str, Any]:
+        return chat_reply(f"served by {upstream.base_url}, key {KEY}", reasoning="Thinking.")
+
+    with ScriptedServer([echo_address]) as upstream, RecordingProxy(upstream.base_url, out) as p:
+        with Client(p.base_url, KEY) as client:
+            trace = client.run_trace(RunRequest("m", 64, prompt="hi", stream=True))
+        assert upstream.requests[0].json["stream"] is True
+    it = trace.iterations[0]
+    assert trace.outcome == "ok" and it.streamed
+    assert it.text == f"served by {upstream.base_url}, key {KEY}"  # passed on as sent
+    [record] = _lines(out)
+    assert record["request"]["body"]["stream"] is True
+    response = record["response"]
+    assert set(response) == {"status", "events"} and response["status"] == 200
+    events = response["events"]
+    assert events[-1] == "[DONE]"
+    assert all(e["object"] == "chat.completion.chunk" for e in events[:-1])
+    assert it.chunks == len(events) - 1  # every event passed on, none merged
+    content = "".join(
+        e["choices"][0]["delta"].get("content") or "" for e in events[:-1] if e["choices"]
+    )
+    assert content == "served by [redacted], key [redacted]"
+    assert events[-2]["usage"]["completion_tokens"] == 5
+    text = out.read_text()
+    assert KEY not in text and upstream.origin not in text
+
+
+def test_proxy_records_the_text_not_the_key_nor_the_address(tmp_path: Path) -> None:
+    # The upstream itself redacts nothing: what the recording holds is the proxy's doing.
+    out = tmp_path / "session.jsonl"
+    with ScriptedServer() as upstream:
+        gateway = f"{upstream.origin}/gw-t0k3n-123456/v1"
+        said = f"host 127.0.0.1 and localhost, path /v1, gateway /gw-t0k3n-123456, {gateway}, {KEY}"
+        upstream.push(chat_reply(said))
+        with RecordingProxy(gateway, out) as proxy, Client(proxy.base_url, KEY) as client:
+            client.run(RunRequest("m", 64, prompt=f"repeat {KEY}"))
+        assert upstream.requests[0].path == "/gw-t0k3n-123456/v1/chat/completions"
+    [record] = _lines(out)
+    assert record["response"]["body"]["choices"][0]["message"]["content"] == (
+        "host 127.0.0.1 and localhost, path /v1, gateway [redacted], [redacted], [redacted]"
+    )
+    assert record["request"]["body"]["messages"][0]["content"] == "repeat [redacted]"
+
+
+def test_proxy_passes_a_stream_on_as_it_arrives(tmp_path: Path) -> None:
+    out = tmp_path / "session.jsonl"
+
+    def slow(request: RecordedRequest) -> Reply:
+        return streamed(chat_reply("word " * 20), piece_chars=5, interval=0.03)
+
+    with ScriptedServer([slow]) as upstream, RecordingProxy(upstream.base_url, out) as proxy:
+        with Client(proxy.base_url) as client:
+            it = client.run(RunRequest("m", 64, prompt="hi", stream=True)).trace.iterations[0]
+    assert it.chunks > 20
+    # Buffered, the first event would arrive with the last one.
+    assert it.ttft_s < it.latency_s / 2
+
+
+def test_a_stream_broken_off_is_recorded_as_it_arrived(tmp_path: Path) -> None:
+    out = tmp_path / "session.jsonl"
+    events = stream_chunks(chat_reply("a reply that never ends"), piece_chars=4)[:4]
+    broken = Reply(sse_body(events, done=False), headers={"content-type": "text/event-stream"})
+    with ScriptedServer([broken]) as upstream, RecordingProxy(upstream.base_url, out) as proxy:
+        with Client(proxy.base_url, max_retries=0) as client:
+            with pytest.raises(BackendError) as info:
+                client.run(RunRequest("m", 64, prompt="hi", stream=True))
+    assert info.value.kind == "protocol"
+    assert info.value.trace is not None
+    assert info.value.trace.iterations[0].raw_content == "a reply that"
+    [record] = _lines(out)
+    assert record["response"] == {"status": 200, "events": events}
+
+
+def test_a_key_split_over_argument_deltas_is_redacted(tmp_path: Path) -> None:
+    out = tmp_path / "session.jsonl"
+    call = make_call("ping", {"message": f"hello {KEY} bye"}, id="call_1")
+    with ScriptedServer([chat_reply(None, tool_calls=[call])]) as upstream:
+        with RecordingProxy(upstream.base_url, out) as proxy, Client(proxy.base_url, KEY) as c:
+            c.probe_tool_calling("m", stream=True)
+    [record] = _lines(out)
+    fragments = [
+        e["choices"][0]["delta"]["tool_calls"][0]["function"].get("arguments")
+        for e in record["response"]["events"][:-1]
+        if e["choices"] and e["choices"][0]["delta"].get("tool_calls")
+    ]
+    pieces = [f for f in fragments if f is not None]
+    assert len(pieces) > 2  # the key did arrive split
+    assert "".join(pieces) == '{"message": "hello [redacted] bye"}'
+    assert KEY[:8] not in out.read_text()

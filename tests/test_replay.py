@@ -1,14 +1,19 @@
-"""Recorded sessions replayed by the demo endpoint: record through RecordingProxy, then serve."""
+"""Recorded sessions replayed by the demo endpoint: record through RecordingProxy, then serve.
+
+Bodies and streams, each replayed both ways.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from rig_nb import (
@@ -24,8 +29,10 @@ from rig_nb import (
 from rig_nb.capabilities import tool_choice_matrix
 from rig_nb.compare import Endpoint, compare
 from rig_nb.demo import DemoServer
-from rig_nb.replay import ReplayPersona, load_recording, recorded_personas
-from rig_nb.testing import RecordingProxy, Reply, ScriptedServer, chat_reply, tool_call
+from rig_nb.demo.recording import RecordingProxy
+from rig_nb.demo.replay import ReplayPersona, load_recording, recorded_personas
+from rig_nb.stream import stream_chunks
+from rig_nb.testing import Reply, ScriptedServer, chat_reply, sse_body, tool_call
 
 
 def _echo(args: dict[str, Any]) -> str:
@@ -39,7 +46,7 @@ ECHO = Tool(
     _echo,
 )
 LOOP = RunRequest("real", 128, prompt="Echo hi twice, then answer.", tools=(ECHO,))
-SCRIPT = [
+SCRIPT: list[Reply | Mapping[str, Any]] = [
     chat_reply(None, tool_calls=[tool_call("echo", {"text": "hi"}, id="call_a")]),
     chat_reply(None, tool_calls=[tool_call("echo", "{text: hi", id="call_b")]),
     chat_reply("Done: echo hi."),
@@ -190,7 +197,7 @@ def test_packaged_recordings_are_served_as_personas(recorded: DemoServer) -> Non
 
 
 def test_packaged_recordings_hold_no_headers_and_relative_paths_only() -> None:
-    folder = resources.files("rig_nb") / "recordings"
+    folder = resources.files("rig_nb.demo") / "recordings"
     for f in folder.iterdir():
         for line in f.read_text(encoding="utf-8").splitlines():
             record = json.loads(line)
@@ -219,3 +226,127 @@ def test_compare_tells_the_recorded_configurations_apart(recorded: DemoServer) -
     calls = df.set_index(["endpoint", "scenario"])["tool_calls"]
     assert calls[("smollm2-recorded", "tool round trip")] >= 1
     assert calls["smollm2-chatml-recorded"].fillna(0).eq(0).all()
+
+
+# Streamed sessions: recorded event by event, replayed as streams.
+
+FINAL = "Done: echo hi, and that is the whole story of this run."
+STREAM_SCRIPT: list[Reply | Mapping[str, Any]] = [
+    chat_reply(None, tool_calls=[tool_call("echo", {"text": "hi"}, id="call_a")]),
+    chat_reply(FINAL, reasoning_content="Both calls are back; time to answer."),
+]
+STREAM_LOOP = RunRequest("real", 128, prompt="Echo hi, then answer.", tools=(ECHO,))
+
+
+def _untimed(trace: Trace) -> list[dict[str, Any]]:
+    timing = {"latency_s", "ttft_s", "chunks", "streamed", "duration_s"}
+    rows = []
+    for it in trace.to_dict()["iterations"]:
+        it = {k: v for k, v in it.items() if k not in timing}
+        it["tool_calls"] = [
+            {k: v for k, v in c.items() if k not in timing} for c in it["tool_calls"]
+        ]
+        rows.append(it)
+    return rows
+
+
+def _sse(server: DemoServer, body: dict[str, Any]) -> list[Any]:
+    reply = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=10)
+    assert reply.headers["content-type"] == "text/event-stream"
+    lines = [line[6:] for line in reply.text.splitlines() if line.startswith("data: ")]
+    return [line if line == "[DONE]" else json.loads(line) for line in lines]
+
+
+@pytest.fixture
+def streamed_recording(tmp_path: Path) -> tuple[Path, Trace]:
+    """A streamed two-round loop recorded through the proxy, and the live run's trace."""
+    out = tmp_path / "stream.jsonl"
+    with ScriptedServer(STREAM_SCRIPT) as upstream:
+        with RecordingProxy(upstream.base_url, out, note="a streamed session") as proxy:
+            with Client(proxy.base_url) as client:
+                live = client.run(dataclasses.replace(STREAM_LOOP, stream=True)).trace
+    return out, live
+
+
+def test_a_recorded_stream_replays_event_by_event(
+    streamed_recording: tuple[Path, Trace],
+) -> None:
+    path, live = streamed_recording
+    exchanges = load_recording(path)
+    assert [ex.streamed for ex in exchanges] == [True, True]
+    request = dataclasses.replace(STREAM_LOOP, model="replayed", stream=True)
+    with DemoServer(
+        extra_personas=[ReplayPersona("replayed", path)], stream_first_delay=0, stream_interval=0
+    ) as server:
+        with Client(server.base_url) as client:
+            replayed = client.run(request).trace
+        first = {**exchanges[0].request, "model": "replayed"}
+        served = _sse(server, first)
+    assert _untimed(replayed) == _untimed(live)
+    assert replayed.iterations[-1].text == FINAL
+    # The recorded events, as recorded: not rebuilt from a body with other piece sizes.
+    assert [it.chunks for it in replayed.iterations] == [it.chunks for it in live.iterations]
+    assert served == [
+        {**e, "model": "replayed"} if isinstance(e, dict) else e for e in exchanges[0].events or ()
+    ]
+
+
+def test_a_recorded_stream_answers_an_unstreamed_request_with_its_sum(
+    streamed_recording: tuple[Path, Trace],
+) -> None:
+    path, live = streamed_recording
+    with DemoServer(extra_personas=[ReplayPersona("replayed", path)]) as server:
+        with Client(server.base_url) as client:
+            result = client.run(dataclasses.replace(STREAM_LOOP, model="replayed"))
+    assert result.text == FINAL and result.iterations == 2 and result.tool_calls == 1
+    assert _untimed(result.trace) == _untimed(live)
+    assert not any(it.streamed for it in result.trace.iterations)
+
+
+def test_a_recorded_body_is_streamed_when_asked(demo: DemoServer) -> None:
+    with ScriptedServer(SCRIPT[:3]) as live, Client(live.base_url) as client:
+        expected = client.run(LOOP).trace
+    request = RunRequest("replayed", 128, prompt=LOOP.prompt, tools=(ECHO,), stream=True)
+    with Client(demo.base_url) as client:
+        got = client.run(request).trace
+        with pytest.raises(BackendError) as info:
+            client.probe_tool_calling("replayed", tool_choice="required", stream=True)
+    assert _untimed(got) == _untimed(expected)
+    assert all(it.streamed and it.chunks > 0 for it in got.iterations)
+    assert info.value.status_code == 500  # a recorded error is replayed, not streamed
+
+
+def test_each_way_of_asking_gets_the_reply_recorded_that_way(tmp_path: Path) -> None:
+    out = tmp_path / "both.jsonl"
+    reply = chat_reply("Recorded both ways, with enough text to stream in pieces.")
+    with ScriptedServer([reply, reply]) as upstream, RecordingProxy(upstream.base_url, out) as p:
+        with Client(p.base_url) as client:
+            client.run(RunRequest("real", 64, prompt="hi"))
+            client.run(RunRequest("real", 64, prompt="hi", stream=True))
+    plain, streamed = load_recording(out)
+    assert (plain.streamed, streamed.streamed) == (False, True)
+    body = {**plain.request, "model": "both"}
+    with DemoServer(
+        extra_personas=[ReplayPersona("both", out)], stream_first_delay=0, stream_interval=0
+    ) as server:
+        got = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=10).json()
+        events = _sse(server, {**streamed.request, "model": "both"})
+    assert got == {**plain.body, "model": "both"}
+    assert len(events) == len(streamed.events or ()) and events[-1] == "[DONE]"
+
+
+def test_a_broken_recorded_stream_replays_broken(tmp_path: Path) -> None:
+    out = tmp_path / "broken.jsonl"
+    events = stream_chunks(chat_reply("cut off in the middle of a word"), piece_chars=6)[:4]
+    broken = Reply(sse_body(events, done=False), headers={"content-type": "text/event-stream"})
+    request = RunRequest("real", 64, prompt="hi", stream=True)
+    with ScriptedServer([broken]) as upstream, RecordingProxy(upstream.base_url, out) as proxy:
+        with Client(proxy.base_url, max_retries=0) as client, pytest.raises(BackendError):
+            client.run(request)
+    with DemoServer(extra_personas=[ReplayPersona("broken", out)]) as server:
+        with Client(server.base_url, max_retries=0) as client:
+            with pytest.raises(BackendError) as info:
+                client.run(dataclasses.replace(request, model="broken"))
+    assert info.value.kind == "protocol"
+    assert info.value.trace is not None
+    assert info.value.trace.iterations[0].raw_content == "cut off in the mid"

@@ -381,3 +381,58 @@ def test_load_skill_tool_snapshots_skills() -> None:
     skills.append(B)
     with pytest.raises(ValueError, match="available skills: a$"):
         t({"name": "b"})
+
+
+GOOD = "---\nname: {name}\ndescription: does {name}\n---\nbody\n"
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        pytest.param(
+            lambda d, out: (d / "x.md").symlink_to(d / "missing.md"),
+            "dangling symlink",
+            id="dangling-link",
+        ),
+        pytest.param(
+            lambda d, out: (d / "x.md").symlink_to(write(out, "secret.md", GOOD.format(name="s"))),
+            "symlink to a file outside the skill directory",
+            id="link-out-of-the-directory",
+        ),
+        pytest.param(
+            lambda d, out: write(d, "x.md", GOOD.format(name="big") + "a" * (50 << 20)),
+            "larger than 1048576 bytes",
+            id="fifty-megabytes",
+        ),
+        pytest.param(
+            lambda d, out: (d / "x.md").write_bytes(b"---\nname: b\x00\ndescription: d\n---\n"),
+            "binary (holds NUL bytes)",
+            id="binary",
+        ),
+        pytest.param(
+            lambda d, out: (d / "x.md").mkdir(),
+            "not a regular file",
+            id="directory-named-md",
+        ),
+    ],
+)
+def test_hostile_skill_files_are_loud(tmp_path: Path, make: object, reason: str) -> None:
+    skills, outside = tmp_path / "skills", tmp_path / "outside"
+    skills.mkdir()
+    outside.mkdir()
+    write(skills, "fine.md", GOOD.format(name="fine"))
+    make(skills, outside)  # type: ignore[operator]
+    if reason == "not a regular file":
+        # A directory is not a skill file and not a broken one: it is left alone.
+        assert [s.name for s in load_skills(skills)] == ["fine"]
+        return
+    with pytest.raises(SkillError) as info:
+        load_skills(skills)
+    assert str(info.value).splitlines() == ["1 broken skill file:", f"  x.md: {reason}"]
+
+
+def test_a_link_inside_the_directory_is_a_skill(tmp_path: Path) -> None:
+    write(tmp_path, "real.md", GOOD.format(name="real"))
+    (tmp_path / "alias.md").symlink_to(tmp_path / "real.md")
+    with pytest.raises(SkillError, match="duplicate name 'real'"):
+        load_skills(tmp_path)

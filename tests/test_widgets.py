@@ -11,22 +11,15 @@ import ipywidgets as widgets
 import pytest
 
 from rig_nb import Client, Iteration, RunRequest, ToolCallRecord, Trace
+from rig_nb._html import DISPLAY_CHARS, PREVIEW_CHARS, reasoning_spans
 from rig_nb.compare import Endpoint, compare
 from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, XSS_IMG, XSS_SCRIPT, DemoServer, demo_tools
 from rig_nb.testing import Reply, ScriptedServer, chat_reply, tool_call
 from rig_nb.widgets import CompareView, LeakLab, ProbePanel, TraceView
 from rig_nb.widgets.leak_lab import EXAMPLES
-from rig_nb.widgets.probe_panel import demo_endpoint
-from rig_nb.widgets.render import PREVIEW_CHARS, reasoning_segments
 from rig_nb.widgets.trace_view import SEGMENT_ROWS
 
 SECRET = "sk-widget-SECRET-4242"
-
-
-@pytest.fixture(scope="module")
-def demo() -> Iterator[DemoServer]:
-    with DemoServer() as server:
-        yield server
 
 
 def walk(widget: Any) -> Iterator[Any]:
@@ -81,10 +74,7 @@ def run_demo(model: str, trace: Trace, server: DemoServer) -> None:
         model, 1024, system=DEMO_SYSTEM, prompt=DEMO_PROMPT, tools=demo_tools(), max_iterations=4
     )
     with Client(server.base_url) as client:
-        try:
-            client.run(request, trace=trace)
-        except Exception:  # the trace holds the outcome; the widgets are under test
-            pass
+        client.run_trace(request, trace=trace)  # the trace holds the outcome
 
 
 def sample_trace() -> Trace:
@@ -104,9 +94,14 @@ def sample_trace() -> Trace:
                 ],
                 usage={"prompt_tokens": 11, "completion_tokens": 7},
                 latency_s=0.25,
+                ending="tool_calls",
             ),
             Iteration(
-                index=1, raw_content="Oslo is 4 C.", text="Oslo is 4 C.", finish_reason="stop"
+                index=1,
+                raw_content="Oslo is 4 C.",
+                text="Oslo is 4 C.",
+                finish_reason="stop",
+                ending="answer",
             ),
         ],
     )
@@ -117,25 +112,38 @@ def test_rows_match_the_trace() -> None:
     assert shown_toggles(view) == [r.toggle for r in view.rows] and len(view.rows) == 2
     assert grid_layout(view) == [[0, 1]]
     first = view.rows[0].cells
-    assert first == ["0", "tool_calls", "unopened", "calling", "get_weather", "11/7", "0.25", ""]
-    assert view.rows[1].cells[:4] == ["1", "stop", "none", "Oslo is 4 C."]
+    assert first == [
+        "0",
+        "tool_calls",
+        "unopened",
+        "",
+        "calling",
+        "get_weather",
+        "11/7",
+        "0.25",
+        "",
+    ]
+    assert view.rows[1].cells[:5] == ["1", "answer", "none", "", "Oslo is 4 C."]
     assert ">get_weather</span>" in view.rows[0].line
-    assert "ok, 2 iterations, 1 tool calls" in view.summary.value
-    assert ">tokens in/out</span>" in view.summary.value
+    assert "ok, 2 iterations, 1 tool call," in view.summary.value
+    assert ">tokens</span>" in view.summary.value and ">ending</span>" in view.summary.value
+    assert "ending: how the turn ended" in view.summary.value
 
 
 def test_an_empty_answer_previews_what_was_said() -> None:
     trace = Trace(
         iterations=[
             Iteration(index=0, raw_content="<think>look it up</think>", reasoning_shape="closed"),
-            Iteration(index=1, reasoning_content="thinking in the field"),
+            Iteration(
+                index=1, reasoning_content="thinking in the field", reasoning_field="thinking"
+            ),
             Iteration(index=2),
         ]
     )
-    texts = [row.cells[3] for row in TraceView(trace).rows]
+    texts = [row.cells[4] for row in TraceView(trace).rows]
     assert texts == [
         "[raw] <think>look it up</think>",
-        "[reasoning field] thinking in the field",
+        "[thinking] thinking in the field",
         "",
     ]
 
@@ -170,7 +178,7 @@ def test_detail_is_built_on_expand_only() -> None:
         row.detail.layout.grid_area == "auto / 1 / auto / 3" and row.toggle.icon == "chevron-down"
     )
     assert "get_weather" in detail and "&quot;city&quot;:&quot;Oslo&quot;" in detail
-    assert "line-through" in detail  # the part strip_reasoning removes is marked
+    assert "<del>plan&lt;/think&gt;</del>calling" in detail  # what strip_reasoning removes
     assert view.rows[1].detail is None
     row.toggle.value = False
     assert grid_layout(view) == [[0, 1]] and row.toggle.icon == "chevron-right"
@@ -223,7 +231,7 @@ def test_an_open_row_follows_its_iteration() -> None:
     it.tool_calls.append(ToolCallRecord(id="b", name="lookup", arguments="{}", result="<b>x"))
     it.error = "boom"
     trace.notify()
-    assert row.cells[4] == "lookup" and row.cells[7] == "boom"
+    assert row.cells[5] == "lookup" and row.cells[8] == "boom"
     assert ">lookup</span>" in row.line and ">boom</span>" in row.line
     assert grid_layout(view) == [[0, 1], ("detail", 1)]
     assert "&lt;b&gt;x" in row.detail.value and "<b>x" not in row.detail.value
@@ -243,9 +251,11 @@ def test_long_replies_are_previewed_and_full_on_expand() -> None:
     # What the table holds does not grow with the replies: 1 MiB shows like 3 previews' worth.
     assert shown(view) == shown(view_of("x" * (3 * PREVIEW_CHARS)))
     assert all(r.detail is None for r in view.rows)
-    assert len(view.rows[5].cells[3]) == PREVIEW_CHARS
+    assert len(view.rows[5].cells[4]) == PREVIEW_CHARS
     view.rows[5].toggle.value = True
-    assert view.rows[5].detail.value.count("x") >= 2 * len(big)
+    # The detail shows the head of each text and says how much more there is.
+    assert view.rows[5].detail.value.count("x") >= 2 * DISPLAY_CHARS
+    assert f"{len(big) - DISPLAY_CHARS:,} more characters not shown" in view.rows[5].detail.value
     assert all(r.detail is None for r in view.rows if r is not view.rows[5])
 
 
@@ -256,7 +266,7 @@ def test_a_shorter_trace_starts_the_table_over() -> None:
     old.toggle.value = True
     del trace.iterations[0]
     trace.notify()
-    assert [r.cells[:2] for r in view.rows] == [["1", "stop"]] and view.rows[0] is not old
+    assert [r.cells[:2] for r in view.rows] == [["1", "answer"]] and view.rows[0] is not old
     assert grid_layout(view) == [[0]]
     assert old.detail not in view.children and old.toggle not in shown_toggles(view)
 
@@ -316,18 +326,55 @@ def test_leak_lab_examples(example: str, shape: str, decoded: dict[str, str] | N
 def test_leak_lab_marks_what_strip_removes() -> None:
     lab = LeakLab("<think>a</think>b</think>c")
     assert lab.stripped.value.endswith(">c</pre>")
-    pieces = reasoning_segments("<think>a</think>b</think>c")
-    assert pieces == [("<think>a</think>b</think>", True), ("c", False)]
-    assert reasoning_segments("x<think>y") == [("x", False), ("<think>y", True)]
+    assert "<del>&lt;think&gt;a&lt;/think&gt;b&lt;/think&gt;</del>c" in lab.marked.value
+    s = "<think>a</think>b</think>c"
+    assert reasoning_spans(s) == [(0, 25, True), (25, 26, False)]
+    assert reasoning_spans("x<think>y") == [(0, 1, False), (1, 9, True)]
+    assert reasoning_spans("<think>a</think>b<think>c") == [
+        (0, 16, True),
+        (16, 17, False),
+        (17, 25, True),
+    ]
 
 
-def test_probe_panel_defaults_to_the_demo_endpoint() -> None:
+def test_leak_lab_names_dialects_and_recoverable_calls() -> None:
+    lab = LeakLab()
+    lab.examples.value = "Hermes/Qwen: a tool call written as text"
+    assert lab.leaks.value == "tool-call-tag"
+    assert "get_weather" in lab.calls.value and "Lisbon" in lab.calls.value
+    lab.examples.value = "gpt-oss without a harmony parser"
+    assert lab.leaks.value == "harmony"
+    assert "get_weather" in lab.calls.value
+    lab.examples.value = "a clean answer"
+    assert (lab.leaks.value, lab.calls.value) == ("none", "<i>none</i>")
+
+
+def test_an_unprobed_probe_panel_shows_no_empty_band() -> None:
     panel = ProbePanel()
-    base_url, model = demo_endpoint()
-    assert (panel.base_url.value, panel.model.value) == (base_url, model)
+    assert (panel.base_url.value, panel.model.value) == ("", "")
+    hidden = [panel.verdict, panel.error_class, panel.message, panel.report]
+    assert all(w.layout.display == "none" for w in hidden)
+
+
+def test_probe_panel_probes_the_endpoint_it_is_given(demo: DemoServer) -> None:
+    panel = ProbePanel(demo.base_url, "well-behaved")
     assert panel.probe() == "ok"
     assert panel.verdict.value.startswith("tool calling works")
-    assert panel.error_class.value == ""
+    assert panel.verdict.layout.display is None
+    assert panel.error_class.value == "" and panel.error_class.layout.display == "none"
+    panel.stream.value = True
+    assert panel.probe() == "ok"
+    assert demo.requests[-1].json["stream"] is True
+
+
+def test_probe_panel_full_report_shows_the_fix(demo: DemoServer) -> None:
+    panel = ProbePanel(demo.base_url, "qwen3-no-parser")
+    panel.report_button.click()
+    report = panel.last_report
+    assert report is not None
+    assert report.check("reasoning_location").verdict == "content:unopened"
+    assert panel.report.layout.display is None
+    assert "reasoning_location" in panel.report.value and "--reasoning-parser" in panel.report.value
 
 
 def test_probe_panel_reports_the_error_class(demo: DemoServer) -> None:
@@ -387,14 +434,118 @@ def test_compare_view_colours_escapes_and_explains(demo: DemoServer) -> None:
         assert "<script" not in value.lower() and "<img" not in value.lower()
     assert "OutputLimitError" in view.legend.value  # the small-budget scenario
     assert "budget ran out" in view.legend.value
-    assert view.summary.value.startswith("well-behaved: ")
+    assert view.summary.value.startswith(f"{int((df['outcome'] == 'ok').sum())}/{len(df)} runs ok")
+    # The matrix comes first: one row per scenario, one column per endpoint, escaped.
+    assert view.children[1] is view.matrix
+    matrix = view.matrix.value
+    assert matrix.count("<tr>") == df["scenario"].nunique() + 1
+    assert "evil&lt;script&gt;" in matrix and "1/1 ok" in matrix
+    assert "background:#f8d0d0" in matrix  # small budget fails everywhere
 
 
 def test_compare_view_says_when_everything_passed() -> None:
     import pandas as pd
 
-    df = pd.DataFrame({"endpoint": ["a"], "outcome": ["ok"], "latency_s": [0.5]})
+    df = pd.DataFrame({"endpoint": ["a"], "scenario": ["s"], "outcome": ["ok"], "latency_s": [0.5]})
     view = CompareView(df)
     assert "Every scenario passed" in view.legend.value
     assert ">0.50<" in view.table.value
-    assert view.summary.value == "a: 1/1 ok"
+    assert ">1/1 ok, 0.50 s<" in view.matrix.value
+    assert view.summary.value.startswith("1/1 runs ok")
+
+
+def _long_reply(deltas: int, piece: int = 4) -> dict[str, Any]:
+    text = "".join(f"w{i % 10} " for i in range(deltas * piece // 3 + 1))[: deltas * piece]
+    return chat_reply(f"<think>{text[: len(text) // 2]}</think>{text[len(text) // 2 :]}")
+
+
+def test_a_streamed_reply_grows_its_row_live() -> None:
+    from rig_nb.testing import streamed
+
+    body = _long_reply(40)
+    view = TraceView()
+    seen: list[tuple[int, str]] = []
+    view.trace.add_listener(
+        lambda t: (
+            seen.append((len(t.iterations[0].raw_content), view.rows[0].line))
+            if t.iterations and view.rows
+            else None
+        )
+    )
+    with ScriptedServer([streamed(body, piece_chars=4, interval=0.02)]) as s:
+        with Client(s.base_url) as c:
+            c.run(RunRequest("m", 64, prompt="go", stream=True), trace=view.trace)
+    final = len(body["choices"][0]["message"]["content"])
+    partial = [(n, line) for n, line in seen if 0 < n < final]
+    assert partial, "no notification while the reply streamed"
+    assert len({line for _, line in partial}) >= 1 and seen[-1][0] == final
+    it = view.trace.iterations[0]
+    assert (it.streamed, it.chunks > 40, it.ttft_s > 0, it.ending) == (True, True, True, "answer")
+    assert view.rows[0].cells[1] == "answer"
+
+
+def test_a_ten_thousand_delta_reply_sends_few_widget_messages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from rig_nb.testing import streamed
+
+    sent: list[str] = []
+    original = widgets.Widget._send
+
+    def counting(self: Any, msg: dict[str, Any], buffers: Any = None) -> None:
+        sent.append(type(self).__name__)
+        original(self, msg, buffers)
+
+    body = _long_reply(10_000, piece=2)
+    view = TraceView()
+    monkeypatch.setattr(widgets.Widget, "_send", counting)
+    with (
+        ScriptedServer([streamed(body, piece_chars=2)]) as s,
+        Client(s.base_url, max_response_bytes=8 << 20) as c,
+    ):
+        c.run(RunRequest("m", 64, prompt="go", stream=True), trace=view.trace)
+    it = view.trace.iterations[0]
+    assert it.chunks > 10_000 and it.raw_content == body["choices"][0]["message"]["content"]
+    # Listeners hear of a streaming reply at most 10 times a second: each time the summary and
+    # one segment of lines change. Unthrottled, this would be tens of thousands of messages.
+    assert 0 < len(sent) < 200, len(sent)
+
+
+def test_markup_in_every_field_a_widget_shows_stays_text() -> None:
+    bad = f"{XSS_SCRIPT}{XSS_IMG}"
+    it = Iteration(
+        index=0,
+        messages=[{"role": "user", "content": bad, bad: bad}],
+        raw_content=f"<think>{bad}</think>{bad}",
+        reasoning_content=bad,
+        reasoning_shape=bad,
+        text=bad,
+        finish_reason=bad,
+        tool_calls=[
+            ToolCallRecord(
+                id=bad,
+                received_id=bad,
+                name=bad,
+                arguments=bad,
+                result=bad,
+                is_error=True,
+                source=bad,
+                error_type=bad,
+            )
+        ],
+        usage={"prompt_tokens": bad, bad: 3},  # type: ignore[dict-item]
+        error=bad,
+        reasoning_field=bad,
+        leaks=[bad],
+        ending=bad,
+        streamed=True,
+        chunks=3,
+    )
+    trace = Trace(model=bad, endpoint=bad, outcome=bad, iterations=[it], settings={bad: bad})
+    view = TraceView(trace)
+    view.rows[0].toggle.value = True
+    lab = LeakLab(it.raw_content)
+    texts = html_values(view) + html_values(lab) + [trace._repr_html_()]
+    assert any("&lt;script&gt;window.__rig_xss=1&lt;/script&gt;" in t for t in texts)
+    for value in texts:
+        assert "<script" not in value.lower() and "<img" not in value.lower()

@@ -1,4 +1,9 @@
-"""CompareView: the DataFrame from `compare()` as a readable table, outcomes coloured."""
+"""CompareView: a `compare()` DataFrame as the summary matrix first, then the rows on demand.
+
+The matrix (scenario x endpoint, "k/n ok" and the median latency, coloured by
+pass rate) fits an 800 px output area: long names are cut with the full text
+on hover. The row table below it may scroll sideways. Every cell is escaped.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from .render import esc, table_html
+from .._html import esc, table_html
+from ..compare import summarize
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["EXPLANATIONS", "CompareView"]
+__all__ = ["EXPLANATIONS", "CompareView", "matrix_html"]
 
 EXPLANATIONS: dict[str, str] = {
     "NoToolCallingError": (
@@ -37,12 +43,24 @@ EXPLANATIONS: dict[str, str] = {
         "Transport or HTTP failure: the endpoint could not be reached or rejected the request. "
         "The error column keeps the HTTP status and the endpoint's own message."
     ),
+    "reasoning_only": (
+        "The run ended with no answer: the reply held only reasoning (in a reasoning field, or "
+        "stripped from the content). The answer may sit inside the reasoning."
+    ),
+    "empty": "The run ended with an empty reply: no content, no reasoning, no tool call.",
+    "text_tool_calls": (
+        "The model wrote its tool calls as text in the content instead of making them: the "
+        "server's tool-call parser is off or does not know the model's format. "
+        "recover_text_tool_calls=True runs them."
+    ),
     "ValueError": "The base URL or the scenario was not usable.",
 }
-_OK_STYLE = "background:#d9f2d9"
-_WARN_STYLE = "background:#ffe8c2"
-_FAIL_STYLE = "background:#f8d0d0"
-_WARN = {"OutputLimitError", "NoToolCallingError", "NotJSONError", "InvalidJSONError"}
+_OK = "background:#d9f2d9"
+_PART = "background:#fff1c9"
+_WARN = "background:#ffe8c2"
+_FAIL = "background:#f8d0d0"
+_WARNINGS = {"OutputLimitError", "NoToolCallingError", "NotJSONError", "InvalidJSONError"}
+_CUT = "max-width:180px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap"
 
 
 def _cell(value: Any) -> str:
@@ -62,15 +80,53 @@ def _cell(value: Any) -> str:
 
 def _outcome_style(outcome: str) -> str:
     if outcome == "ok":
-        return _OK_STYLE
-    return _WARN_STYLE if outcome in _WARN else _FAIL_STYLE
+        return _OK
+    return _WARN if outcome in _WARNINGS else _FAIL
+
+
+def _rate_style(cell: str) -> str:
+    ok, _, rest = cell.partition("/")
+    total = rest.split(" ", 1)[0]
+    if not ok.isdigit() or not total.isdigit() or int(total) == 0:
+        return ""
+    if int(ok) == int(total):
+        return _OK
+    return _PART if int(ok) else _FAIL
+
+
+def matrix_html(summary: pd.DataFrame) -> str:
+    """The summary matrix as an escaped HTML table, cells coloured by pass rate."""
+    th = "padding:2px 8px;border-bottom:1px solid #999;text-align:left;" + _CUT
+    head = f'<th style="{th}">scenario</th>' + "".join(
+        f'<th style="{th}" title="{esc(c)}">{esc(c)}</th>' for c in summary.columns
+    )
+    rows = []
+    for scenario, values in summary.iterrows():
+        tds = "".join(
+            f'<td style="padding:2px 8px;{_rate_style(str(v))};{_CUT}" title="{esc(v)}">'
+            f"{esc(v)}</td>"
+            for v in values
+        )
+        rows.append(
+            f'<tr><td style="padding:2px 8px;{_CUT}" title="{esc(scenario)}">{esc(scenario)}'
+            f"</td>{tds}</tr>"
+        )
+    return (
+        '<table style="border-collapse:collapse;font-size:12px;table-layout:auto">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 class CompareView(widgets.VBox):  # type: ignore[misc]
-    """The comparison table (every cell escaped) and an explanation of each failure seen."""
+    """The summary matrix, what each failure means, and the rows (every cell escaped)."""
 
     def __init__(self, df: pd.DataFrame) -> None:
         self.df = df
+        has_matrix = {"endpoint", "scenario", "outcome", "latency_s"} <= set(df.columns)
+        self.summary_frame = summarize(df) if has_matrix and not df.empty else None
+        self.matrix = widgets.HTML(
+            value=matrix_html(self.summary_frame) if self.summary_frame is not None else ""
+        )
         header = [str(c) for c in df.columns]
         rows: list[list[str]] = []
         styles: list[list[str]] = []
@@ -78,24 +134,26 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
             cells = [_cell(v) for v in record]
             row_styles = ["white-space:pre-wrap;max-width:30em"] * len(cells)
             if "outcome" in header:
-                row_styles[header.index("outcome")] = _outcome_style(cells[header.index("outcome")])
+                at = header.index("outcome")
+                row_styles[at] = _outcome_style(cells[at])
             rows.append(cells)
             styles.append(row_styles)
-        self.table = widgets.HTML(value=table_html(header, rows, styles))
+        self.table = widgets.HTML(
+            value='<div style="overflow-x:auto;max-width:100%">'
+            + table_html(header, rows, styles)
+            + "</div>"
+        )
+        self.rows = widgets.Accordion(children=[self.table], selected_index=None)
+        self.rows.set_title(0, f"all {len(df)} rows")
         self.summary = widgets.Label(value=self._summary())
         self.legend = widgets.HTML(value=self._legend())
-        super().__init__([self.summary, self.table, self.legend])
+        super().__init__([self.summary, self.matrix, self.legend, self.rows])
 
     def _summary(self) -> str:
         if "outcome" not in self.df.columns or self.df.empty:
             return f"{len(self.df)} rows"
-        if "endpoint" not in self.df.columns:
-            ok = int((self.df["outcome"] == "ok").sum())
-            return f"{ok}/{len(self.df)} ok"
-        parts = []
-        for name, group in self.df.groupby("endpoint", sort=False):
-            parts.append(f"{name}: {int((group['outcome'] == 'ok').sum())}/{len(group)} ok")
-        return "; ".join(parts)
+        ok = int((self.df["outcome"] == "ok").sum())
+        return f"{ok}/{len(self.df)} runs ok; each cell: runs ok / runs, median latency"
 
     def _legend(self) -> str:
         if "outcome" not in self.df.columns:
@@ -113,7 +171,7 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
         data: dict[str, Any] | None = super()._repr_mimebundle_(**kwargs)
         if data is not None:
             # Shown where widgets cannot render (a static viewer of a saved notebook).
-            data["text/html"] = self.table.value + self.legend.value
+            data["text/html"] = self.matrix.value + self.legend.value + self.table.value
         return data
 
     def __repr__(self) -> str:

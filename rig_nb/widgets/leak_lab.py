@@ -1,4 +1,9 @@
-"""LeakLab: paste a reply, see strip_reasoning, reasoning_shape and decode_json_object at once."""
+"""LeakLab: paste a reply, see what the library makes of it, side by side.
+
+strip_reasoning, reasoning_shape, leak_dialects, the tool calls that
+`recover_text_tool_calls` would run, and decode_json_object, updated as you
+type. Every output is escaped; long texts are cut for display only.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,13 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from ..content import decode_json_object, reasoning_shape, strip_reasoning
+from .._html import esc, marked_reasoning_html, pre, table_html
+from ..content import decode_json_object, strip_with_shape
+from ..dialects import find_text_tool_calls, leak_dialects
 from ..errors import RigError
-from .render import marked_reasoning_html, pre
+from ..record import describe
 
-__all__ = ["EXAMPLES", "LeakLab"]
+__all__ = ["EXAMPLES", "EXPLAIN", "LeakLab"]
 
 # Reply shapes as reported from real servers (see field-reports.md).
 EXAMPLES: dict[str, str] = {
@@ -33,22 +40,47 @@ EXAMPLES: dict[str, str] = {
     "reasoning forced into a JSON grammar": (
         '{"{"role": "assistant", "content": "Okay, the user just said hi'
     ),
+    "Hermes/Qwen: a tool call written as text": (
+        '<think>\n\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": '
+        '{"city": "Lisbon"}}\n</tool_call>'
+    ),
+    "gpt-oss without a harmony parser": (
+        "<|channel|>analysis<|message|>User asks for the weather in Lisbon. Need the tool."
+        "<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather "
+        '<|constrain|>json<|message|>{"city": "Lisbon"}<|call|>'
+    ),
+    "gpt-oss with its special tokens stripped": (
+        'analysisUser says "Hello World!" Respond politely.assistantfinalHello! '
+        "How can I help you today?"
+    ),
+    "Qwen3-Coder: <function=...> as text": (
+        "<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n</function>\n</tool_call>"
+    ),
+    "Mistral: [TOOL_CALLS] as text": '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
     "markup in a reply (shown as text, never run)": (
         "</think>Done. <script>window.__rig_xss=1</script><img src=x onerror=alert(1)>"
     ),
     "a clean answer": "The capital of France is Paris.",
 }
+EXPLAIN = (
+    "shape: which &lt;think&gt; rules strip_reasoning applied (closed block, unopened = a bare "
+    "&lt;/think&gt;, unclosed = cut inside reasoning). leaks: other reasoning or tool-call "
+    "markup in the reply (gpt-oss harmony, &lt;tool_call&gt;, [TOOL_CALLS], ...). recovered "
+    "calls: what RunRequest(recover_text_tool_calls=True) would run, for declared tools only, "
+    "never from inside reasoning."
+)
+_CALL_HEADER = ["dialect", "name", "arguments", "problem"]
 
 
-def _column(title: str, body: Any) -> Any:
+def _column(title: str, body: Any, width: str = "33%") -> Any:
     return widgets.VBox(
-        [widgets.HTML(value=f"<b>{title}</b>"), body],
-        layout=widgets.Layout(width="33%", padding="0 4px"),
+        [widgets.HTML(value=f"<b>{esc(title)}</b>"), body],
+        layout=widgets.Layout(width=width, padding="0 4px", min_width="0"),
     )
 
 
 class LeakLab(widgets.VBox):  # type: ignore[misc]
-    """Type or paste a reply; the three functions' results update as you type."""
+    """Type or paste a reply; every result updates as you type."""
 
     def __init__(self, text: str = "") -> None:
         self.examples = widgets.Dropdown(
@@ -62,16 +94,20 @@ class LeakLab(widgets.VBox):  # type: ignore[misc]
             layout=widgets.Layout(width="100%"),
         )
         self.shape = widgets.Label(value="")
+        self.leaks = widgets.Label(value="")
         self.marked = widgets.HTML(value="")
         self.stripped = widgets.HTML(value="")
         self.decoded = widgets.HTML(value="")
         self.decode_error = widgets.Label(value="")
+        self.calls = widgets.HTML(value="")
         self.result: dict[str, Any] | None = None
         super().__init__(
             [
                 self.examples,
                 self.input,
+                widgets.HTML(value=f'<div style="font-size:11px;color:#666">{EXPLAIN}</div>'),
                 widgets.HBox([widgets.Label(value="reasoning_shape:"), self.shape]),
+                widgets.HBox([widgets.Label(value="leak_dialects:"), self.leaks]),
                 widgets.HBox(
                     [
                         _column("raw (struck through: removed)", self.marked),
@@ -82,6 +118,7 @@ class LeakLab(widgets.VBox):  # type: ignore[misc]
                     ],
                     layout=widgets.Layout(width="100%"),
                 ),
+                _column("tool calls recovered from the text", self.calls, width="100%"),
             ]
         )
         self.input.observe(lambda _change: self.update(), names="value")
@@ -95,14 +132,23 @@ class LeakLab(widgets.VBox):  # type: ignore[misc]
     def update(self) -> None:
         """Recompute every output from the input (called on each edit)."""
         text = str(self.input.value)
-        self.shape.value = reasoning_shape(text)
-        self.marked.value = marked_reasoning_html(text)
-        self.stripped.value = pre(strip_reasoning(text))
+        stripped, self.shape.value = strip_with_shape(text)
+        self.leaks.value = ", ".join(leak_dialects(text)) or "none"
+        self.marked.value = marked_reasoning_html(text, self.shape.value)
+        self.stripped.value = pre(stripped)
+        found = find_text_tool_calls(stripped)
+        if found:
+            rows = [[c.dialect, c.name, c.arguments, c.error] for c in found]
+            styles = [["white-space:pre-wrap;word-break:break-word"] * 4 for _ in rows]
+            self.calls.value = table_html(_CALL_HEADER, rows, styles)
+        else:
+            self.calls.value = "<i>none</i>"
         try:
-            self.result = decode_json_object(text)
+            # decode_json_object strips first; the stripped text strips to itself.
+            self.result = decode_json_object(stripped)
         except RigError as exc:
             self.result = None
-            self.decode_error.value = f"{type(exc).__name__}: {exc}"
+            self.decode_error.value = describe(exc)
             self.decoded.value = ""
         else:
             self.decode_error.value = "ok"

@@ -1,20 +1,26 @@
-"""ProbePanel: does this endpoint really do tool calling? One click, one request."""
+"""ProbePanel: does this endpoint really do tool calling? One request; then, on demand, a report.
+
+    demo = DemoServer(); demo.start()
+    ProbePanel(demo.base_url, "qwen3-no-parser")
+
+The panel takes its endpoint from the caller: the notebook starts the demo
+endpoint, never the panel.
+"""
 
 from __future__ import annotations
 
-import atexit
-import threading
 from typing import Any
 
 import ipywidgets as widgets
 
+from .._html import esc, table_html
+from ..capabilities import endpoint_report
 from ..client import Client
 from ..errors import RigError
+from ..redact import Redactor
+from ..wire import TOOL_CHOICES
 
-__all__ = ["ProbePanel", "SecretField", "demo_endpoint"]
-
-_demo_lock = threading.Lock()
-_demo: Any = None
+__all__ = ["TOOL_CHOICE_OPTIONS", "VERDICTS", "ProbePanel", "SecretField"]
 
 VERDICTS = {
     "ok": "tool calling works: the reply carried a tool call",
@@ -29,27 +35,11 @@ VERDICTS = {
 }
 _COLORS = {"ok": "green", "OutputLimitError": "darkorange"}
 TOOL_CHOICE_OPTIONS: list[tuple[str, str | None]] = [
-    ("auto", "auto"),
-    ("required", "required"),
-    ("none", "none"),
-    ("unset (field left out)", None),
+    ("unset (field left out)" if value is None else name, value)
+    for name, value in TOOL_CHOICES.items()
 ]
-
-
-def demo_endpoint() -> tuple[str, str]:
-    """(base_url, model) of a process-wide demo server, started on first use."""
-    global _demo
-    from ..demo import DemoServer
-
-    with _demo_lock:
-        if _demo is None:
-            server = DemoServer()
-            server.start()
-            atexit.register(server.close)
-            _demo = server
-        models = list(_demo.models)
-        default = getattr(_demo, "default_model", None)
-        return str(_demo.base_url), str(default if default in models else models[0])
+_HIDDEN = {"display": "none"}
+_REPORT_STYLE = "white-space:pre-wrap;word-break:break-word;max-width:28em"
 
 
 class SecretField(widgets.Password):  # type: ignore[misc]
@@ -60,87 +50,140 @@ class SecretField(widgets.Password):  # type: ignore[misc]
 
 
 class ProbePanel(widgets.VBox):  # type: ignore[misc]
-    """Base URL, model, key, a Probe button, the verdict and the error class.
+    """Base URL, model, key, Probe and Full report buttons, the verdict and the report table.
 
-    With no base URL it is pre-filled with the embedded demo endpoint. A key
-    typed into the box is moved into memory on Probe and the box cleared, so it
-    is not left in widget state a notebook could save; a key passed in from
-    Python never enters widget state at all.
+    A key typed into the box is moved into memory on use and the box cleared,
+    so it is not left in widget state a notebook could save; a key passed in
+    from Python never enters widget state at all.
     """
 
     def __init__(
         self,
-        base_url: str | None = None,
-        model: str | None = None,
+        base_url: str = "",
+        model: str = "",
         *,
         api_key: str = "",
         tool_choice: str | None = "auto",
+        stream: bool = False,
         timeout: float = 60.0,
+        deadline: float = 300.0,
     ) -> None:
-        if base_url is None:
-            base_url, demo_model = demo_endpoint()
-            model = demo_model if model is None else model
         self._api_key = api_key
         self.timeout = timeout
-        wide = widgets.Layout(width="520px")
-        self.base_url = widgets.Text(value=base_url, description="Base URL", layout=wide)
-        self.model = widgets.Text(value=model or "", description="Model", layout=wide)
+        self.deadline = deadline
+        wide = widgets.Layout(width="520px", max_width="100%")
+        self.base_url = widgets.Text(
+            value=base_url,
+            description="Base URL",
+            placeholder="http://localhost:8000/v1",
+            layout=wide,
+        )
+        self.model = widgets.Text(
+            value=model, description="Model", placeholder="a name from /v1/models", layout=wide
+        )
         self.key = SecretField(value="", description="API key", layout=wide)
         self.tool_choice = widgets.Dropdown(
             options=TOOL_CHOICE_OPTIONS, value=tool_choice, description="tool_choice"
         )
+        self.stream = widgets.Checkbox(value=stream, description="stream", indent=False)
         self.button = widgets.Button(description="Probe", button_style="primary", icon="search")
-        self.verdict = widgets.Label(value="")
-        self.error_class = widgets.Label(value="")
-        self.message = widgets.Label(value="")
+        self.report_button = widgets.Button(description="Full report", icon="stethoscope")
+        self.verdict = widgets.Label(value="", layout=widgets.Layout(**_HIDDEN))
+        self.error_class = widgets.Label(value="", layout=widgets.Layout(**_HIDDEN))
+        self.message = widgets.Label(value="", layout=widgets.Layout(**_HIDDEN))
+        self.report = widgets.HTML(value="", layout=widgets.Layout(**_HIDDEN))
+        self.last_report: Any = None
         self._set_key_placeholder()
+        buttons = widgets.HBox([self.tool_choice, self.stream, self.button, self.report_button])
         super().__init__(
             [
                 self.base_url,
                 self.model,
                 self.key,
-                widgets.HBox([self.tool_choice, self.button]),
+                buttons,
                 self.verdict,
                 self.error_class,
                 self.message,
+                self.report,
             ]
         )
         self.button.on_click(lambda _button: self.probe())
+        self.report_button.on_click(lambda _button: self.full_report())
 
     def _set_key_placeholder(self) -> None:
         self.key.placeholder = (
             "key held in memory (type to replace)" if self._api_key else "empty for no key"
         )
 
-    def _scrub(self, text: str) -> str:
-        for secret, mask in ((self._api_key, "***"), (self.base_url.value.strip(), "<base URL>")):
-            if secret:
-                text = text.replace(secret, mask)
-        return text
-
-    def probe(self) -> str:
-        """Send the probe now; returns the outcome ("ok" or the error class name)."""
+    def _take_key(self) -> None:
         if self.key.value:
             self._api_key = str(self.key.value)
             self.key.value = ""
             self._set_key_placeholder()
+
+    def _client(self) -> Client:
+        return Client(
+            self.base_url.value.strip(),
+            self._api_key,
+            timeout=self.timeout,
+            deadline=self.deadline,
+        )
+
+    def _show(self, widget: Any, value: str) -> None:
+        widget.value = value
+        widget.layout.display = None if value else "none"
+
+    def _scrub(self, text: str) -> str:
+        return Redactor(self._api_key, [self.base_url.value.strip()])(text)
+
+    def probe(self) -> str:
+        """Send the probe now; returns the outcome ("ok" or the error class name)."""
+        self._take_key()
         self.button.disabled = True
-        self.verdict.value = "probing..."
-        self.error_class.value = ""
-        self.message.value = ""
+        self._show(self.verdict, "probing...")
+        self._show(self.error_class, "")
+        self._show(self.message, "")
         outcome, message = "ok", ""
         try:
-            with Client(self.base_url.value.strip(), self._api_key, timeout=self.timeout) as c:
-                c.probe_tool_calling(self.model.value.strip(), tool_choice=self.tool_choice.value)
-        except (RigError, ValueError) as exc:
+            with self._client() as c:
+                trace = c.probe_trace(
+                    self.model.value.strip(),
+                    tool_choice=self.tool_choice.value,
+                    stream=bool(self.stream.value),
+                )
+            outcome, message = trace.outcome, trace.error
+        except ValueError as exc:
             outcome, message = type(exc).__name__, str(exc)
         finally:
             self.button.disabled = False
-        self.verdict.value = VERDICTS.get(outcome, "the probe failed")
+        self._show(self.verdict, VERDICTS.get(outcome, "the probe failed"))
         self.verdict.style.text_color = _COLORS.get(outcome, "firebrick")
-        self.error_class.value = "" if outcome == "ok" else f"error class: {outcome}"
-        self.message.value = self._scrub(message)
+        self._show(self.error_class, "" if outcome == "ok" else f"error class: {outcome}")
+        self._show(self.message, self._scrub(message))
         return outcome
+
+    def full_report(self) -> Any:
+        """Run `endpoint_report` (at most 7 requests) and show it as a table; returns it."""
+        self._take_key()
+        self.report_button.disabled = True
+        self._show(self.report, "<i>checking the endpoint...</i>")
+        try:
+            with self._client() as c:
+                # Always both ways: stream parity is one of the checks.
+                report = endpoint_report(c, self.model.value.strip(), stream=True)
+        except (ValueError, RigError) as exc:
+            self._show(self.report, "")
+            self._show(self.message, self._scrub(f"{type(exc).__name__}: {exc}"))
+            return None
+        finally:
+            self.report_button.disabled = False
+        self.last_report = report
+        rows = [[c.name, c.verdict, c.evidence, c.advice] for c in report.checks]
+        styles = [[_REPORT_STYLE] * 4 for _ in rows]
+        head = f"<p>server: <b>{esc(report.server)}</b></p>"
+        table = table_html(["check", "verdict", "evidence", "fix"], rows, styles)
+        self._show(self.report, head + table)
+        return report
 
     def __repr__(self) -> str:
         return f"<ProbePanel model={self.model.value!r}>"

@@ -11,7 +11,13 @@ shared by a run of rows (a segment). The view is one two-column GridBox:
 
 A segment ends at an open row or after SEGMENT_ROWS rows, so a live update
 re-sends at most SEGMENT_ROWS lines. Toggles and lines are both LINE_PX high,
-which keeps each toggle beside its line.
+which keeps each toggle beside its line. Columns have fixed widths except the
+text, which takes what is left, so the table fits an 800 px output area; a
+cell cut short shows its full text on hover.
+
+While a reply streams, the loop notifies at most 10 times a second: each time
+the growing row's line (and its detail, when open) and the summary are sent
+again, nothing else.
 """
 
 from __future__ import annotations
@@ -24,8 +30,8 @@ import ipywidgets as widgets
 from ipywidgets.widgets.widget_bool import ToggleButtonStyle
 from ipywidgets.widgets.widget_string import HTMLStyle
 
-from ..trace import Iteration, Trace
-from .render import (
+from .._html import (
+    DISPLAY_CHARS,
     ITERATION_HEADER,
     esc,
     iteration_cells,
@@ -36,27 +42,46 @@ from .render import (
     trace_html,
     trace_summary,
 )
+from ..trace import Iteration, Trace
 
-__all__ = ["IterationRow", "TraceView", "display_trace"]
+__all__ = ["IterationRow", "TraceView", "display_trace", "register_display"]
 
 SEGMENT_ROWS = 16
 LINE_PX = 28
 TOGGLE_PX = 36
 LINE_CLASS = "rig-nb-line"  # marks a row's line, for the browser tests
-_WIDTHS = [32, 80, 130, 360, 120, 100, 70, 220]
-_TOOL_HEADER = ["id", "received id", "name", "arguments", "result", "error", "duration s"]
+# Pixel widths of the columns of ITERATION_HEADER; None is the text column, which flexes.
+_WIDTHS: list[int | None] = [26, 118, 76, 84, None, 84, 70, 40, 120]
+_TOOL_HEADER = [
+    "id",
+    "received id",
+    "name",
+    "source",
+    "arguments",
+    "result",
+    "error",
+    "duration s",
+]
 _TOGGLE_TOOLTIP = "show everything sent and received"
-_CELL_STYLE = (
-    "flex:none;padding-right:6px;overflow:hidden;white-space:nowrap;text-overflow:ellipsis"
-)
+_CELL_STYLE = "padding-right:6px;overflow:hidden;white-space:nowrap;text-overflow:ellipsis"
 _LINE_STYLE = f"display:flex;font-size:12px;height:{LINE_PX}px;line-height:{LINE_PX}px"
+LEGEND = (
+    "shape: where &lt;think&gt; tags sat in the content (closed, unopened = a bare "
+    "&lt;/think&gt;, unclosed). leaks: other reasoning or tool-call markup found in the "
+    "content. ending: how the turn ended (answer, tool_calls, reasoning_only, "
+    "text_tool_calls, length, length_in_reasoning, empty, error)."
+)
+
+
+def _width(w: int | None) -> str:
+    return "flex:1 1 0;min-width:60px" if w is None else f"flex:none;width:{w}px"
 
 
 def row_html(cells: list[str], *, header: bool = False) -> str:
-    """One table line of fixed-width cells, escaped; the full cell text is its tooltip."""
+    """One table line of cells, escaped; the full cell text is its tooltip (up to 2,000 chars)."""
     weight = ";font-weight:bold" if header else ""
     spans = "".join(
-        f'<span title="{esc(c)}" style="width:{w}px;{_CELL_STYLE}{weight}">{esc(c)}</span>'
+        f'<span title="{esc(c[:2000])}" style="{_width(w)};{_CELL_STYLE}{weight}">{esc(c)}</span>'
         for c, w in zip(cells, _WIDTHS, strict=True)
     )
     if header:  # indented past the toggle column, ruled off from the rows
@@ -66,15 +91,18 @@ def row_html(cells: list[str], *, header: bool = False) -> str:
 
 
 def top_html(trace: Trace) -> str:
-    """The summary line above the column header."""
+    """The summary line and the legend above the column header."""
     summary = f'<div style="line-height:{LINE_PX}px">{esc(trace_summary(trace))}</div>'
-    return summary + row_html(ITERATION_HEADER, header=True)
+    legend = f'<div style="font-size:11px;color:#666;line-height:1.3">{LEGEND}</div>'
+    return summary + legend + row_html(ITERATION_HEADER, header=True)
 
 
 def _signature(it: Iteration) -> tuple[Any, ...]:
     calls = tuple((c.name, len(c.result), c.is_error, c.duration_s) for c in it.tool_calls)
     return (
         it.finish_reason,
+        it.ending,
+        it.chunks,
         it.error,
         len(it.raw_content),
         len(it.text),
@@ -85,27 +113,48 @@ def _signature(it: Iteration) -> tuple[Any, ...]:
     )
 
 
+def _facts(it: Iteration) -> str:
+    facts = [
+        f"ending {it.ending or '-'}",
+        f"finish {it.finish_reason or '-'}",
+        f"shape {it.reasoning_shape}",
+        f"leaks {', '.join(it.leaks) or 'none'}",
+        f"reasoning field {it.reasoning_field or 'none'}",
+        f"tokens {', '.join(f'{k} {v}' for k, v in it.usage.items()) or 'not reported'}",
+        f"latency {it.latency_s:.3f} s",
+    ]
+    if it.streamed:
+        rate = it.decode_tok_s
+        facts.append(f"streamed: {it.chunks} chunks, first after {it.ttft_s:.3f} s")
+        if rate is not None:
+            facts.append(f"{rate:.1f} tokens/s after it")
+    return esc("; ".join(facts))
+
+
 def iteration_detail_html(it: Iteration) -> str:
     """Everything about one iteration, escaped: sent messages, raw vs stripped, calls."""
+    sent = messages_text(it.messages)
     parts = [
+        _facts(it),
         f"<b>Sent</b> ({len(it.messages)} messages)",
-        pre(messages_text(it.messages)),
+        pre(sent[:DISPLAY_CHARS] + ("\n..." if len(sent) > DISPLAY_CHARS else "")),
         "<b>Raw reply</b> (struck through: what strip_reasoning removes)",
-        marked_reasoning_html(it.raw_content),
+        marked_reasoning_html(it.raw_content, it.reasoning_shape),
         "<b>Stripped text</b>",
         pre(it.text),
     ]
     if it.reasoning_content:
-        parts += ["<b>Reasoning field</b>", pre(it.reasoning_content)]
+        parts += [f"<b>Reasoning field</b> ({esc(it.reasoning_field)})", pre(it.reasoning_content)]
     if it.tool_calls:
         rows = [
             [
                 c.id,
                 c.received_id,
                 c.name,
-                c.arguments,
-                c.result,
-                "yes" if c.is_error else "",
+                c.source,
+                c.arguments[:DISPLAY_CHARS],
+                c.result[:DISPLAY_CHARS],
+                f"{c.error_type or 'yes'}" if c.is_error else "",
                 f"{c.duration_s:.3f}",
             ]
             for c in it.tool_calls
@@ -297,3 +346,15 @@ def display_trace(trace: Trace) -> None:
     from IPython.display import display
 
     display(TraceView(trace))  # type: ignore[no-untyped-call]
+
+
+def register_display() -> None:
+    """Show a bare `trace` in a notebook cell as a live TraceView (IPython kernels only)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None:
+        formatter = shell.display_formatter.ipython_display_formatter
+        formatter.for_type(Trace, display_trace)

@@ -1,10 +1,12 @@
-"""What the demo personas share: reading a chat request, planning tool calls, wording replies.
+"""What the demo personas share: reading a chat request, planning tool calls, building replies.
 
 A persona reads a request as a `Turn` (the last user message and the tool calls
 and results since), decides what to say (`Said`), and `Persona.finish` turns
 that into a chat.completion body. Everything is a function of the request, so
-the same request always gets the same reply. Token counts are approximate: one
-whitespace-separated word is one token, on both sides.
+the same request always gets the same reply, streamed or not: the demo server
+streams a reply built from the same body when the request asks for `stream`.
+Token counts are approximate: one whitespace-separated word is one token, on
+both sides (`rig_nb.demo.wording`).
 """
 
 from __future__ import annotations
@@ -16,35 +18,26 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .testing import Reply, chat_reply
+from ..testing import Reply, chat_reply
+from .wording import answer_without_tools, count_words, deliberation, short, truncate_words
 
-__all__ = ["PastCall", "Persona", "Said", "ToolSpec", "Turn", "count_words", "truncate_words"]
+__all__ = [
+    "PastCall",
+    "Persona",
+    "Said",
+    "Stream",
+    "ToolSpec",
+    "Turn",
+    "count_words",
+    "short",
+    "truncate_words",
+]
 
-_WORD = re.compile(r"\S+")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # A run of capitalised words ("Lisbon", "New York") and the character before it, which
 # tells a sentence-initial word (skipped) from a name; one linear scan.
 _NAME = re.compile(r"(\S?)\s*([A-Z][a-z]+(?:[ -][A-Z][a-z]+)*)")
 _NOT_NAMES = {"Celsius", "Fahrenheit", "Then", "Also", "Please", "Thanks"}
-
-
-def count_words(text: str | None) -> int:
-    return len(_WORD.findall(text or ""))
-
-
-def truncate_words(text: str, n: int) -> str:
-    """The first `n` words of `text`, with the spacing between them kept."""
-    if n <= 0:
-        return ""
-    for i, m in enumerate(_WORD.finditer(text)):
-        if i == n - 1:
-            return text[: m.end()]
-    return text
-
-
-def short(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
 def _text_of(content: Any) -> str:
@@ -111,8 +104,11 @@ class Turn:
         for m in messages:
             if not isinstance(m, dict) or not isinstance(m.get("role"), str):
                 raise ValueError("each message must be an object with a 'role'")
-        if request.get("stream"):
-            raise ValueError("streaming is not supported by the demo endpoint")
+        if request.get("stream") is not None and not isinstance(request["stream"], bool):
+            raise ValueError("'stream' must be a boolean")
+        options = request.get("stream_options")
+        if options is not None and not isinstance(options, dict):
+            raise ValueError("'stream_options' must be an object")
         tools = _parse_tools(request.get("tools"))
         choice = request.get("tool_choice")
         forced = _forced_name(choice)
@@ -145,11 +141,25 @@ class Turn:
         calls = [PastCall(*sent[i], results.get(i, "")) for i in order]
         words = sum(count_words(_text_of(m.get("content"))) for m in messages)
         words += count_words(json.dumps(request.get("tools") or []))
-        digest = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()
+        # Streamed or not, a request gets the same reply (ids included): the digest leaves
+        # out how the reply is delivered.
+        asked = {k: v for k, v in request.items() if k not in ("stream", "stream_options")}
+        digest = hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()
         system = "\n".join(_text_of(m.get("content")) for m in messages if m["role"] == "system")
         return cls(
             model, system, prompt, tools, choice, budget, calls, rounds, words, digest, request
         )
+
+    @property
+    def streaming(self) -> bool:
+        """The request asks for the reply as server-sent events."""
+        return self.request.get("stream") is True
+
+    @property
+    def include_usage(self) -> bool:
+        """A streamed request asks for the usage chunk (`stream_options.include_usage`)."""
+        options = self.request.get("stream_options")
+        return isinstance(options, dict) and options.get("include_usage") is True
 
     @property
     def forced_tool(self) -> str | None:
@@ -238,7 +248,7 @@ class Turn:
     def answer(self) -> str:
         """A short, plain answer built from the tool results of this turn (or the prompt)."""
         if not self.calls:
-            return _answer_without_tools(self.prompt, self.system)
+            return answer_without_tools(self.prompt, self.system)
         parts = []
         for c in self.calls:
             result = short(c.result, 160)
@@ -253,69 +263,12 @@ class Turn:
 
     def thinking(self, plan: list[tuple[str, dict[str, Any]]]) -> str:
         """The first-person deliberation a reasoning model writes before acting."""
-        ask = short(self.prompt, 100)
-        if plan:
-            wants = ", ".join(f"{n}({_kwargs(a)})" for n, a in plan)
-            if not self.calls:
-                tools = ", ".join(t.name for t in self.tools)
-                return (
-                    f'Okay, the user asks "{ask}" and I have these tools: {tools}. '
-                    f"I should not guess live values, so first I need {wants}. "
-                    "Let me call the tool."
-                )
-            got = "; ".join(short(c.result, 40) for c in self.calls)
-            return f"Okay, so far I have: {got}. Next I need {wants} before I can answer."
-        if self.calls:
-            got = "; ".join(short(c.result, 40) for c in self.calls)
-            return (
-                f"Okay, I have the results I need: {got}. Nothing else to look up, "
-                "so I will summarise them for the user in a few sentences."
-            )
-        return (
-            f'Okay, the user asks "{ask}" and I do not need a tool for this, '
-            "so I will answer directly and keep it short."
-        )
-
-
-def _kwargs(args: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={json.dumps(v)}" for k, v in args.items())
+        tools = [t.name for t in self.tools]
+        return deliberation(self.prompt, tools, [c.result for c in self.calls], plan)
 
 
 def _default_string(param: str) -> str:
     return "Lisbon" if any(k in param.lower() for k in ("city", "location", "place")) else "hello"
-
-
-_ARITHMETIC = re.compile(r"(-?\d+)\s*([-+*x])\s*(-?\d+)")
-_FACTS = {"country": "France", "capital": "Paris"}
-
-
-def _answer_without_tools(prompt: str, system: str) -> str:
-    low = prompt.lower()
-    if "capital of france" in low:
-        text = "The capital of France is Paris."
-    elif m := _ARITHMETIC.search(prompt):
-        a, op, b = int(m.group(1)), m.group(2), int(m.group(3))
-        value = a + b if op == "+" else a - b if op == "-" else a * b
-        text = f"{a} {op} {b} = {value}."
-    elif re.search(r"\b(hello|hi|hey)\b", low):
-        text = "Hello! How can I help you today?"
-    elif "weather" in low:
-        text = (
-            "I cannot check live weather without a tool, so I would only be guessing. "
-            "Offer me a weather tool and I will look it up."
-        )
-    else:
-        text = (
-            f'About "{short(prompt, 80)}": I have no tools in this conversation, so this is '
-            "from memory and may be out of date. Give me a tool and I can check."
-        )
-    if "json" not in (prompt + system).lower():
-        return text
-    # Asked for JSON: fill the keys the prompt sketches, where a fact is known.
-    keys = re.findall(r'"(\w+)"\s*:', prompt)
-    if keys and all(k in _FACTS for k in keys):
-        return json.dumps({k: _FACTS[k] for k in keys})
-    return json.dumps({"answer": text})
 
 
 def _args(raw: Any) -> Mapping[str, Any]:
@@ -363,6 +316,17 @@ class Said:
     reasoning: str | None = None
 
 
+@dataclass(frozen=True)
+class Stream:
+    """A reply already in stream form: the `data:` payloads of a recorded event stream.
+
+    A mapping is sent as JSON, a string as is (`[DONE]` is one when the recorded
+    stream had it). The demo server paces them like any streamed reply.
+    """
+
+    events: Sequence[Mapping[str, Any] | str]
+
+
 class Persona:
     """A model name on the demo endpoint and the way it answers.
 
@@ -370,12 +334,20 @@ class Persona:
     token budget (over it: the reply is cut there, calls dropped, finish_reason
     "length") and builds the body. A persona that needs the raw request, such
     as a replay of a recorded session, overrides `reply` itself and returns a
-    chat.completion body or a `rig_nb.testing.Reply`.
+    chat.completion body, a `rig_nb.testing.Reply`, or a `Stream`. A persona
+    never streams by itself: the demo server sends a chat.completion body (with
+    status 200) as server-sent events when the request asks for `stream`.
+
+    `owned_by` is what the model list says owns the model: the server the
+    persona plays, as that server names itself there (`vllm`, `llamacpp`,
+    `library` for Ollama, ...), so the endpoint doctor can tell which server
+    flag to name.
     """
 
     name: str = ""
+    owned_by: str = "rig-nb-demo"
 
-    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Reply:
+    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Reply | Stream:
         turn = Turn.parse(request)
         return self.finish(turn, self.respond(turn))
 

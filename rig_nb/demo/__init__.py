@@ -7,11 +7,20 @@
 
 A real HTTP server on 127.0.0.1 (random free port unless `port` is given, one
 thread per connection, TCP_NODELAY) serving `POST /v1/chat/completions` and
-`GET /v1/models` (and `/v1/models/<id>`). Each model is a `Persona` that
-reproduces reply shapes reported from real self-hosted servers, deterministically
-from what the request holds; the `*-recorded` models replay real SmolLM2 sessions
-recorded from a llama.cpp server (`rig_nb/recordings/`). Register more with
+`GET /v1/models` (and `/v1/models/<id>`). Each model is a `Persona`
+(`rig_nb.demo.kit`) that reproduces reply shapes reported from real self-hosted
+servers, deterministically from what the request holds
+(`rig_nb.demo.personas`, `rig_nb.demo.dialect_personas`); the `*-recorded`
+models replay real SmolLM2 sessions recorded from a llama.cpp server
+(`rig_nb/demo/recordings/`, `rig_nb.demo.replay`). Register more with
 `DemoServer(extra_personas=[...])`.
+
+Every persona streams when the request asks for `"stream": true`: the same
+reply as server-sent events (`rig_nb.testing.streamed`), `stream_first_delay`
+seconds before the first event and `stream_interval` between events, so time to
+first token and decode speed show; the usage chunk only with
+`stream_options: {"include_usage": true}`. Errors (HTTP 4xx and 5xx) are never
+streamed.
 """
 
 from __future__ import annotations
@@ -19,15 +28,16 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ._persona_kit import Persona, Said, Turn
-from ._personas import XSS_IMG, XSS_SCRIPT, default_personas
+from ..testing import LoopbackServer, RecordedRequest, Reply, sse_body, streamed
+from ..tool import Tool, tool
+from .kit import Persona, Said, Stream, Turn
+from .personas import XSS_IMG, XSS_SCRIPT, default_personas
 from .replay import recorded_personas
-from .testing import LoopbackServer, RecordedRequest, Reply
-from .tool import Tool, tool
 
 __all__ = [
     "DEMO_PROMPT",
@@ -37,6 +47,7 @@ __all__ = [
     "DemoServer",
     "Persona",
     "Said",
+    "Stream",
     "Turn",
     "demo_tools",
 ]
@@ -56,6 +67,9 @@ _WEATHER = {
 }
 # A long-running serve-demo must not grow without bound; tests read recent requests only.
 _KEEP_REQUESTS = 1000
+# Characters per streamed content or reasoning delta: about two tokens.
+_PIECE_CHARS = 8
+_SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}
 
 
 @functools.cache
@@ -94,8 +108,38 @@ class _RecentRequests(list[RecordedRequest]):
             del self[0]
 
 
+def _seconds(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a number of seconds >= 0")
+    if value < 0:
+        raise ValueError(f"{name} must be a number of seconds >= 0")
+    return float(value)
+
+
+def _chat_body(reply: Mapping[str, Any] | Reply) -> Mapping[str, Any] | None:
+    """The chat.completion body a persona answered with (status 200), or None for anything else."""
+    body = reply.body if isinstance(reply, Reply) and reply.status == 200 else reply
+    if isinstance(body, Mapping) and isinstance(body.get("choices"), list):
+        return body
+    return None
+
+
+def _without_usage(event: Mapping[str, Any] | str) -> Mapping[str, Any] | str | None:
+    """A recorded event with its usage removed; None when nothing else was in it."""
+    if not isinstance(event, Mapping) or "usage" not in event:
+        return event
+    if not event.get("choices"):
+        return None
+    return {k: v for k, v in event.items() if k != "usage"}
+
+
 class DemoServer(LoopbackServer):
-    """The demo endpoint; a context manager with `.base_url` and `.models` (persona names)."""
+    """The demo endpoint; a context manager with `.base_url` and `.models` (persona names).
+
+    `stream_first_delay` (seconds before the first event of a streamed reply)
+    and `stream_interval` (seconds between its events) pace every stream; 0
+    sends at once.
+    """
 
     def __init__(
         self,
@@ -103,7 +147,11 @@ class DemoServer(LoopbackServer):
         *,
         extra_personas: Iterable[Persona] = (),
         host: str = "127.0.0.1",
+        stream_first_delay: float = 0.05,
+        stream_interval: float = 0.004,
     ) -> None:
+        self.stream_first_delay = _seconds("stream_first_delay", stream_first_delay)
+        self.stream_interval = _seconds("stream_interval", stream_interval)
         personas: dict[str, Persona] = {}
         for p in [*default_personas(), *recorded_personas(), *extra_personas]:
             if not isinstance(p.name, str) or not p.name:
@@ -128,7 +176,7 @@ class DemoServer(LoopbackServer):
             "id": name,
             "object": "model",
             "created": 0,
-            "owned_by": "rig-nb-demo",
+            "owned_by": self.personas[name].owned_by,
             "description": _describe(self.personas[name]),
         }
 
@@ -154,10 +202,33 @@ class DemoServer(LoopbackServer):
         if not isinstance(body, dict):
             return _error(400, "request body must be a JSON object")
         try:
-            Turn.parse(body)
+            turn = Turn.parse(body)
         except ValueError as exc:
             return _error(400, str(exc))
-        persona = self.personas.get(body["model"])
+        persona = self.personas.get(turn.model)
         if persona is None:
-            return _error(404, f"model {body['model']!r} not found", "not_found_error")
-        return persona.reply(body)
+            return _error(404, f"model {turn.model!r} not found", "not_found_error")
+        reply = persona.reply(body)
+        if isinstance(reply, Stream):
+            return self._paced(reply.events, turn.include_usage)
+        chat = _chat_body(reply) if turn.streaming else None
+        if chat is None:
+            return reply  # not asked to stream, or an error: sent as is
+        if not turn.include_usage:
+            chat = {k: v for k, v in chat.items() if k != "usage"}
+        return streamed(
+            chat,
+            piece_chars=_PIECE_CHARS,
+            interval=self.stream_interval,
+            first_delay=self.stream_first_delay,
+        )
+
+    def _paced(self, events: Iterable[Mapping[str, Any] | str], include_usage: bool) -> Reply:
+        """A recorded stream, paced like the others (its `[DONE]`, if any, is among the events)."""
+        kept = [
+            e for e in (events if include_usage else map(_without_usage, events)) if e is not None
+        ]
+        body = sse_body(
+            kept, done=False, interval=self.stream_interval, first_delay=self.stream_first_delay
+        )
+        return Reply(body, headers=_SSE_HEADERS)

@@ -1,21 +1,27 @@
-"""Replay a recorded real session (`rig_nb.testing.RecordingProxy`) as a demo persona.
+"""Replay a recorded real session (`rig_nb.demo.recording.RecordingProxy`) as a demo persona.
 
     persona = ReplayPersona("smollm2-recorded", "smollm2.jsonl")
     with DemoServer(extra_personas=[persona]) as demo: ...
 
-The packaged recordings in `rig_nb/recordings/` come from SmolLM2-135M-Instruct
-on a llama.cpp server; `recorded_personas()` serves each file as
-"<stem>-recorded". A reply is chosen from the request alone, so concurrent
-runs (`compare`) replay correctly:
+The packaged recordings in `rig_nb/demo/recordings/` come from
+SmolLM2-135M-Instruct on a llama.cpp server; `recorded_personas()` serves each
+file as "<stem>-recorded". A reply is chosen from the request alone, so
+concurrent runs (`compare`) replay correctly:
 
-1. a recorded request with the same body (the model name aside) gets its reply;
+1. a recorded request with the same body (the model name and the stream
+   switches aside) gets its reply;
 2. otherwise the request's conversation (system and user messages, tools,
    tool_choice, budget) picks the closest recorded conversation, and the
    request's position in it (the tool rounds already echoed back) picks the
    exchange; past the recorded end, the last exchange is served again.
 
-A recorded error (llama.cpp's HTTP 500 on tool_choice "required") is replayed
-with its status. Replies carry the persona's name as their model.
+Among equal candidates, one recorded the way the request asks (streamed or
+not) wins. A recorded stream is replayed as a stream, event by event; to a
+request that does not stream, it is answered with the chat.completion its
+events add up to. A recorded body is streamed by the demo server when the
+request asks. A recorded error (llama.cpp's HTTP 500 on tool_choice
+"required") is replayed with its status, never streamed. Replies carry the
+persona's name as their model.
 """
 
 from __future__ import annotations
@@ -35,17 +41,26 @@ if sys.version_info >= (3, 11):
 else:
     from importlib.abc import Traversable
 
-from ._persona_kit import Persona, Turn
-from .testing import Reply
+from ..errors import BackendError
+from ..stream import StreamAssembler
+from ..testing import Reply
+from ..wire import REASONING_FIELDS
+from .kit import Persona, Stream, Turn
 
 __all__ = ["Exchange", "ReplayPersona", "load_recording", "recorded_personas"]
 
 _CHAT_PATH = "chat/completions"
+# How a reply is delivered, not what is asked: left out when requests are matched.
+_DELIVERY = frozenset({"model", "stream", "stream_options"})
 
 
 @dataclass(frozen=True)
 class Exchange:
-    """One recorded chat completions request and the reply the real server gave."""
+    """One recorded chat completions request and the reply the real server gave.
+
+    `events` holds the `data:` payloads of a streamed reply (JSON decoded, a
+    string where not JSON, such as `[DONE]`), None when the reply was a body.
+    """
 
     request: Mapping[str, Any]
     status: int
@@ -53,6 +68,11 @@ class Exchange:
     exact: str
     conversation: str
     position: int
+    events: tuple[Any, ...] | None = None
+
+    @property
+    def streamed(self) -> bool:
+        return self.events is not None
 
 
 def _canonical(value: Any) -> str:
@@ -60,7 +80,7 @@ def _canonical(value: Any) -> str:
 
 
 def _exact_key(request: Mapping[str, Any]) -> str:
-    return _canonical({k: v for k, v in request.items() if k != "model"})
+    return _canonical({k: v for k, v in request.items() if k not in _DELIVERY})
 
 
 def _budget(request: Mapping[str, Any]) -> Any:
@@ -158,6 +178,9 @@ def _parse(text: str) -> tuple[list[str], list[Exchange]]:
             request, response = record["request"], record["response"]
             path, body = str(request.get("path", "")), request.get("body")
             status = int(response["status"])
+            events = response.get("events")
+            if events is not None and not isinstance(events, list):
+                raise ValueError("events is not a list")
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"recording line {n} is not a recorded exchange") from exc
         if not path.rstrip("/").endswith(_CHAT_PATH) or not isinstance(body, dict):
@@ -170,9 +193,52 @@ def _parse(text: str) -> tuple[list[str], list[Exchange]]:
                 exact=_exact_key(body),
                 conversation=_canonical(_conversation(body)),
                 position=_rounds(body),
+                events=None if events is None else tuple(events),
             )
         )
     return notes, exchanges
+
+
+def _prefer(candidates: list[Exchange], streaming: bool) -> Exchange:
+    """The first candidate recorded the way the request asks, else the first."""
+    return next((ex for ex in candidates if ex.streamed == streaming), candidates[0])
+
+
+def _renamed(event: Any, model: str) -> Any:
+    if isinstance(event, dict) and "model" in event:
+        return {**event, "model": model}
+    return event
+
+
+def _body_of(events: tuple[Any, ...]) -> dict[str, Any]:
+    """The chat.completion a recorded stream adds up to, for a request that does not stream."""
+    assembler = StreamAssembler()
+    head: dict[str, Any] = {}
+    usage: Any = None
+    for event in events:
+        if not isinstance(event, dict):
+            continue  # [DONE], or a line that was not JSON
+        head.update({k: event[k] for k in ("id", "created", "model") if k in event})
+        usage = event["usage"] if event.get("usage") is not None else usage
+        try:
+            assembler.feed(event)
+        except BackendError:  # a recorded error event ends what the stream said
+            break
+    reply = assembler.reply()
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
+    if reply.reasoning:
+        field = reply.reasoning_field or REASONING_FIELDS[0]
+        text = reply.reasoning
+        message[field] = (
+            [{"type": "reasoning.text", "text": text}] if field == "reasoning_details" else text
+        )
+    if reply.tool_calls:
+        message["tool_calls"] = reply.tool_calls
+    choice = {"index": 0, "message": message, "finish_reason": reply.finish_reason or None}
+    body = {**head, "object": "chat.completion", "choices": [choice]}
+    if usage is not None:
+        body["usage"] = usage
+    return body
 
 
 class ReplayPersona(Persona):
@@ -185,17 +251,18 @@ class ReplayPersona(Persona):
             raise ValueError(f"recording for {name!r} holds no chat completions exchanges")
         # The demo's model list describes a persona by its docstring's first line.
         self.__doc__ = notes[0] if notes else f"Replays {len(self.exchanges)} recorded exchanges."
-        self._exact: dict[str, Exchange] = {}
+        self._exact: dict[str, list[Exchange]] = {}
         self._conversations: dict[str, list[Exchange]] = {}
         for ex in self.exchanges:
-            self._exact.setdefault(ex.exact, ex)
+            self._exact.setdefault(ex.exact, []).append(ex)
             self._conversations.setdefault(ex.conversation, []).append(ex)
 
     def match(self, request: Mapping[str, Any]) -> Exchange:
         """The recorded exchange served for `request` (see the module docstring)."""
+        streaming = request.get("stream") is True
         exact = self._exact.get(_exact_key(request))
         if exact is not None:
-            return exact
+            return _prefer(exact, streaming)
         wanted = _conversation(request)
         key = _canonical(wanted)
         group = self._conversations.get(key)
@@ -207,12 +274,18 @@ class ReplayPersona(Persona):
         position = _rounds(request)
         at_or_before = [ex for ex in group if ex.position <= position]
         if not at_or_before:
-            return min(group, key=lambda ex: ex.position)
-        return max(at_or_before, key=lambda ex: ex.position)
+            first = min(ex.position for ex in group)
+            return _prefer([ex for ex in group if ex.position == first], streaming)
+        last = max(ex.position for ex in at_or_before)
+        return _prefer([ex for ex in at_or_before if ex.position == last], streaming)
 
-    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Reply:
+    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Reply | Stream:
         turn = Turn.parse(request)  # a malformed request is refused as by every persona
         ex = self.match(request)
+        if ex.events is not None and ex.status == 200:
+            if turn.streaming:
+                return Stream([_renamed(e, turn.model) for e in ex.events])
+            return Reply(_body_of(tuple(_renamed(e, turn.model) for e in ex.events)))
         body = copy.deepcopy(ex.body)
         if isinstance(body, dict) and "model" in body:
             body["model"] = turn.model
@@ -221,6 +294,13 @@ class ReplayPersona(Persona):
 
 def recorded_personas() -> list[ReplayPersona]:
     """One persona per packaged recording, named "<file stem>-recorded", sorted by name."""
-    folder = resources.files("rig_nb") / "recordings"
+    folder = resources.files("rig_nb.demo") / "recordings"
     files = sorted((f for f in folder.iterdir() if f.name.endswith(".jsonl")), key=lambda f: f.name)
-    return [ReplayPersona(f.name.removesuffix(".jsonl") + "-recorded", f) for f in files]
+    personas = [ReplayPersona(f.name.removesuffix(".jsonl") + "-recorded", f) for f in files]
+    for persona in personas:
+        # The server each recording came from, as its model list names it.
+        if persona.name.startswith("llama-server"):
+            persona.owned_by = "llamacpp"
+        elif persona.name.startswith("smollm2"):
+            persona.owned_by = "me"  # llama-cpp-python's server
+    return personas

@@ -1,8 +1,12 @@
 """The demo endpoint's models: each persona reproduces a reply shape reported from real servers.
 
 The reports are summarised in the project's field notes; each docstring names
-the public issues a persona follows. Behaviour common to all of them (reading
-the request, planning calls, the token budget) lives in `_persona_kit`.
+the public issues a persona follows and says how the demo run ends on it: the
+`Iteration.ending` of the last round of `RunRequest(model, 512, system=DEMO_SYSTEM,
+prompt=DEMO_PROMPT, tools=demo_tools())`, and the run's outcome. Behaviour common
+to all of them (reading the request, planning calls, the token budget) lives in
+`rig_nb.demo.kit`; the personas for leak dialects beyond `<think>` live in
+`rig_nb.demo.dialect_personas`.
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from ._persona_kit import Persona, Said, Turn, count_words, short
-from .testing import Reply
+from ..testing import Reply
+from .dialect_personas import dialect_personas
+from .kit import Persona, Said, Stream, Turn, count_words, short
 
 __all__ = ["XSS_IMG", "XSS_SCRIPT", "default_personas"]
 
@@ -26,9 +31,12 @@ class WellBehaved(Persona):
 
     The baseline: what vLLM started with `--reasoning-parser` and
     `--tool-call-parser`, or a hosted API, returns. No reasoning reaches the reply.
+
+    Demo run: ends `answer` after two tool rounds, outcome ok.
     """
 
     name = "well-behaved"
+    owned_by = "vllm"
 
     def respond(self, turn: Turn) -> Said:
         plan = turn.plan()
@@ -43,9 +51,12 @@ class Qwen3NoParser(Persona):
     #31045; "only one closing tag" in QwenLM/Qwen3-VL#1504 and
     open-webui/open-webui#11259). A tool parser is configured, so calls arrive
     in `tool_calls`, with the reasoning left in content beside them.
+
+    Demo run: ends `answer` (what precedes the bare `</think>` is stripped), outcome ok.
     """
 
     name = "qwen3-no-parser"
+    owned_by = "vllm"
 
     def respond(self, turn: Turn) -> Said:
         plan = turn.plan()
@@ -61,9 +72,12 @@ class R1JsonSketch(Persona):
     `<think>xxxxx</think>json{....}`): the case kb's decoder keeps the longest
     object for. Tool rounds carry the think block in content beside real
     `tool_calls` (waybarrios/vllm-mlx#161).
+
+    Demo run: ends `answer` (the JSON after the think block), outcome ok.
     """
 
     name = "r1-json-sketch"
+    owned_by = "vllm"
 
     def respond(self, turn: Turn) -> Said:
         plan = turn.plan()
@@ -106,9 +120,12 @@ class BudgetThink(Persona):
     "length", no answer and no tool call (tenstorrent/tt-inference-server#3683;
     antirez/ds4#1087; vllm-project/vllm#39697). With room to finish it closes
     the block and acts like a tidy R1.
+
+    Demo run: ends `length_in_reasoning` in the first round, outcome OutputLimitError.
     """
 
     name = "budget-think"
+    owned_by = "vllm"
     think_words = 600
 
     def respond(self, turn: Turn) -> Said:
@@ -129,9 +146,12 @@ class ReasoningField(Persona):
     With `chat_template_kwargs: {"enable_thinking": false}` it sends what the
     Qwen3 parser sent then: content null and the whole answer in
     `reasoning_content` (QwenLM/Qwen3#1297, vllm-project/vllm#19839).
+
+    Demo run: ends `answer`, outcome ok.
     """
 
     name = "reasoning-field"
+    owned_by = "vllm"
 
     def respond(self, turn: Turn) -> Said:
         plan = turn.plan()
@@ -149,9 +169,12 @@ class OllamaReasoning(Persona):
     same way, RFC #27755) and sometimes sends the whole answer inside it with
     empty content (ollama/ollama#17911). Here that happens on the reply after
     tool results, so a loop ends "ok" with an empty answer.
+
+    Demo run: ends `reasoning_only` (the answer is in the field), outcome ok.
     """
 
     name = "ollama-reasoning"
+    owned_by = "library"
 
     def respond(self, turn: Turn) -> Said:
         plan = turn.plan()
@@ -170,9 +193,13 @@ class HermesTextTools(Persona):
     OpenAI-compatible server without a tool parser: finish_reason "stop", so a
     loop takes the markup for the final answer; only the probe shows that the
     endpoint cannot call tools.
+
+    Demo run: ends `text_tool_calls` in the first round, outcome ok; with
+    `recover_text_tool_calls=True` the calls run and it ends `answer`.
     """
 
     name = "hermes-text-tools"
+    owned_by = "vllm"
 
     def respond(self, turn: Turn) -> Said:
         plan = turn.plan()
@@ -194,12 +221,15 @@ class ToolSpinner(Persona):
     `function_call` whose name ends in a colon; tools without `tool_choice` get
     a text answer and `tool_choice: "required"` an HTTP 500. From the fourth
     round on its arguments are no longer JSON.
+
+    Demo run: ends `tool_calls` at the iteration cap, outcome IterationLimitError.
     """
 
     name = "tool-spinner"
+    owned_by = "me"
     sane_rounds = 3
 
-    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Reply:
+    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Reply | Stream:
         turn = Turn.parse(request)
         if turn.tools and turn.tool_choice == "required":
             return Reply({"error": {"message": "Internal Server Error"}}, status=500)
@@ -237,6 +267,8 @@ class HtmlInjector(Persona):
     web page, can put markup anywhere in it. Every renderer must show it as
     text; the payload sets `window.__rig_xss`, which the browser tests assert
     stays undefined.
+
+    Demo run: ends `answer` (markup in it), outcome ok.
     """
 
     name = "html-injector"
@@ -265,4 +297,5 @@ def default_personas() -> list[Persona]:
         HermesTextTools(),
         ToolSpinner(),
         HtmlInjector(),
+        *dialect_personas(),
     ]

@@ -1,0 +1,117 @@
+"""What to change on the server, keyed by server kind and check: the doctor's advice table.
+
+Each entry is one line naming the server-side fix reported for that symptom.
+`advice(server, check, verdict)` picks the entry for the guessed server kind,
+else the generic one ("" when no fix is known).
+"""
+
+from __future__ import annotations
+
+__all__ = ["SERVER_KINDS", "advice"]
+
+SERVER_KINDS = ("llama.cpp", "vllm", "ollama", "lm-studio", "sglang", "litellm", "openai")
+
+_NO_TOOL_CALLS = {
+    "vllm": "start vLLM with --enable-auto-tool-choice --tool-call-parser <parser for the model> "
+    "(hermes for Qwen and Hermes, mistral, llama3_json, openai for gpt-oss, ...)",
+    "llama.cpp": "start llama-server with --jinja, and a chat template with tool support "
+    "(--chat-template-file, e.g. models/templates/ in the llama.cpp tree) if the model's lacks it",
+    "ollama": "use a model whose template supports tools (`ollama show --template MODEL` shows "
+    "`.Tools`); update Ollama for the model's tool parser",
+    "lm-studio": "load a model whose template supports tool use (LM Studio marks them with a "
+    "hammer) and keep the OpenAI-compatible server's tool parsing on",
+    "sglang": "start SGLang with --tool-call-parser <parser for the model>",
+    "litellm": "fix tool calling on the server behind the proxy; LiteLLM passes tool_calls "
+    "through as the backend sends them",
+    "": "enable the server's tool-call parser for this model (vLLM --enable-auto-tool-choice "
+    "--tool-call-parser, llama.cpp --jinja, a tool-capable chat template)",
+}
+_REASONING_IN_CONTENT = {
+    "vllm": "start vLLM with --reasoning-parser <parser for the model> (deepseek_r1, qwen3, "
+    "openai_gptoss, ...) so reasoning moves to the reasoning field",
+    "llama.cpp": "start llama-server with --jinja --reasoning-format deepseek (or send "
+    '"reasoning_format": "deepseek" per request); do not use --skip-chat-parsing',
+    "ollama": 'send "think": true (or a level for gpt-oss) and update Ollama: it then puts the '
+    "reasoning in the `reasoning` field",
+    "lm-studio": "turn on 'separate reasoning_content in API responses' in LM Studio's developer "
+    "settings",
+    "sglang": "start SGLang with --reasoning-parser <parser for the model>",
+    "litellm": "parse reasoning on the server behind the proxy (vLLM --reasoning-parser, "
+    "llama-server --reasoning-format deepseek): LiteLLM splits a leading <think> block only "
+    "in non-streamed replies",
+    "": "enable the server's reasoning parser (vLLM --reasoning-parser, llama.cpp "
+    "--reasoning-format deepseek, SGLang --reasoning-parser)",
+}
+_HARMONY = {
+    "vllm": "serve gpt-oss with vLLM's harmony support (--reasoning-parser openai_gptoss "
+    "--tool-call-parser openai --enable-auto-tool-choice)",
+    "llama.cpp": "start llama-server with --jinja and gpt-oss's own chat template",
+    "": "the server does not parse gpt-oss's harmony format: use a server version and chat "
+    "template that do (vLLM's openai_gptoss parser, llama.cpp --jinja)",
+}
+_STREAM_PARITY = {
+    "litellm": "LiteLLM rewrites non-streamed replies (a content that starts with a <think> "
+    "block becomes content plus reasoning_content) but not streamed ones: parse reasoning on "
+    "the backend "
+    "(llama-server --reasoning-format deepseek, vLLM --reasoning-parser) so both paths agree",
+    "": "the streamed and non-streamed paths of this server differ: check the server's "
+    "streaming parser, and run the loop the way it will run in production",
+}
+_REQUIRED = {
+    "": 'this endpoint rejects tool_choice "required": send "auto" (the loop\'s default)',
+}
+_UNSET = {
+    "": 'this endpoint only calls tools when tool_choice is sent: keep tool_choice "auto" '
+    "(the loop's default)",
+}
+_USAGE = {
+    "": "the endpoint reports no token usage: token columns stay empty (for streams the loop "
+    "asks for it with stream_options.include_usage)",
+}
+_REASONING_TOKENS = {
+    "vllm": "vLLM reports reasoning_tokens only in recent versions: upgrade to count the "
+    "reasoning budget",
+    "llama.cpp": "llama-server does not report reasoning_tokens (ggml-org/llama.cpp#27971): "
+    "the reasoning budget is not counted separately",
+    "": "the endpoint does not report completion_tokens_details.reasoning_tokens, so the "
+    "share of the budget spent thinking is unknown",
+}
+
+
+_LENGTH = (
+    "inconclusive: the probe's 256-token budget ran out before any tool call, often inside "
+    "the reasoning; lower the reasoning effort (reasoning_effort, a thinking switch) or check "
+    "with a larger budget"
+)
+
+
+def _pick(table: dict[str, str], server: str) -> str:
+    return table.get(server, table[""])
+
+
+def advice(server: str, check: str, verdict: str) -> str:
+    """The server-side fix for a check's verdict, or "" when the verdict needs none."""
+    if check.startswith("tool_choice_") and verdict == "length":
+        return _LENGTH
+    if check == "tool_choice_auto" and verdict == "text":
+        return _pick(_NO_TOOL_CALLS, server)
+    if check == "tool_choice_unset" and verdict == "text":
+        return _pick(_UNSET, server)
+    if check == "tool_choice_required" and verdict.startswith("error"):
+        return _pick(_REQUIRED, server)
+    if check == "reasoning_location" and verdict.startswith("content:"):
+        return _pick(_REASONING_IN_CONTENT, server)
+    if check == "leak_dialects" and "harmony" in verdict.split(","):
+        return _pick(_HARMONY, server)
+    if check == "leak_dialects" and verdict not in ("no", ""):
+        return _pick(_REASONING_IN_CONTENT, server)
+    if check == "text_tool_calls" and verdict not in ("no", ""):
+        fix = _pick(_NO_TOOL_CALLS, server)
+        return f"{fix}; meanwhile RunRequest(recover_text_tool_calls=True) runs such calls"
+    if check == "stream_parity" and verdict.startswith("differs"):
+        return _pick(_STREAM_PARITY, server)
+    if check == "usage_reported" and verdict == "no":
+        return _pick(_USAGE, server)
+    if check == "reasoning_tokens_reported" and verdict == "no":
+        return _pick(_REASONING_TOKENS, server)
+    return ""

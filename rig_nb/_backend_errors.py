@@ -1,0 +1,131 @@
+"""The one place foreign exceptions (openai, httpx, ssl) become BackendError, and retry rules.
+
+`backend_error` names the kind of each failure (`rig_nb.errors.KINDS`) and
+keeps what a user needs to act: the HTTP status and the endpoint's own
+message, redacted. The cause is never chained: it may quote the URL.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import ssl
+from collections.abc import Iterator, Mapping
+
+import openai
+
+from .errors import BackendError
+from .redact import Redactor
+
+__all__ = ["backend_error", "retry_delay", "retryable"]
+
+_RETRY_STATUS = frozenset({408, 409, 429})
+_MAX_BACKOFF_S = 8.0
+_MAX_MESSAGE = 300
+# Endpoint text read for an error message: enough for the message, not a 1 MiB page.
+_MAX_ERROR_SCAN = 4000
+_TAG = re.compile(r"<[^<>]*>")
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    node: BaseException | None = exc
+    while node is not None and id(node) not in seen:
+        seen.add(id(node))
+        yield node
+        node = node.__cause__ or node.__context__
+
+
+def _endpoint_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        msg = err.get("message") if isinstance(err, dict) else err
+        if isinstance(msg, str):
+            return msg[:_MAX_ERROR_SCAN]
+        if isinstance(err, dict) and isinstance(err.get("detail"), str):
+            return str(err["detail"])[:_MAX_ERROR_SCAN]
+    try:
+        text = exc.response.text[:_MAX_ERROR_SCAN]
+    except Exception:
+        return ""
+    return " ".join(_TAG.sub(" ", text).split())
+
+
+def backend_error(exc: BaseException, redact: Redactor, deadline: float | None) -> BackendError:
+    """The one place foreign exceptions become BackendError; the cause is never chained."""
+    from . import _transport
+
+    if isinstance(exc, BackendError):
+        return BackendError(redact(exc.message)[:400], status_code=exc.status_code, kind=exc.kind)
+    if isinstance(exc, openai.APIStatusError):
+        msg = redact(_endpoint_message(exc))[:_MAX_MESSAGE]
+        status = exc.status_code
+        text = f"ai backend: HTTP {status}" + (f": {msg}" if msg else "")
+        return BackendError(text, status_code=status, kind="http")
+    chain = list(_causes(exc))
+    if deadline is not None and (
+        any(isinstance(e, _transport.DeadlineExceeded) for e in chain)
+        or _transport.deadline_passed()
+    ):
+        return BackendError(
+            f"ai backend: request exceeded its deadline of {deadline:g} s", kind="deadline"
+        )
+    names = {type(e).__name__ for e in chain}
+    if any(isinstance(e, ssl.SSLError) for e in chain) or any("SSL" in str(e) for e in chain):
+        text = " ".join(str(e) for e in chain).lower()
+        if "certificate" in text:
+            why = "the server's certificate is not trusted (self-signed, or for another name)"
+        else:
+            why = "the server does not speak TLS: an https:// URL for a plain http server?"
+        return BackendError(f"ai backend: TLS handshake failed: {why}", kind="tls")
+    if isinstance(exc, openai.APITimeoutError) or any("Timeout" in n for n in names):
+        return BackendError("ai backend: request timed out waiting for data", kind="timeout")
+    if "ConnectError" in names:
+        text = " ".join(str(e) for e in chain).lower()
+        if "name or service" in text or "nodename" in text or "resolution" in text:
+            why = "the host name does not resolve"
+        elif "refused" in text:
+            why = "connection refused: nothing listens at that address"
+        else:
+            why = "the address cannot be reached"
+        return BackendError(f"ai backend: connection failed ({why})", kind="connect")
+    if "DecodingError" in names:
+        return BackendError(
+            "ai backend: the reply's content-encoding cannot be decoded", kind="protocol"
+        )
+    if names & {"RemoteProtocolError", "LocalProtocolError", "ReadError", "WriteError"} or (
+        isinstance(exc, openai.APIConnectionError)
+    ):
+        return BackendError(
+            "ai backend: connection broke mid-exchange (the server closed it or did not speak "
+            "HTTP; an http:// URL for an https server?)",
+            kind="protocol",
+        )
+    return BackendError(f"ai backend: {type(exc).__name__}", kind="protocol")
+
+
+def retry_delay(attempt: int, headers: Mapping[str, str] | None) -> float:
+    """Seconds before retry `attempt` (0-based): Retry-After when given, else backoff."""
+    if headers:
+        value = headers.get("retry-after-ms")
+        try:
+            if value is not None:
+                return max(0.0, float(str(value)) / 1000)
+            value = headers.get("retry-after")
+            if value is not None:
+                return max(0.0, float(str(value)))
+        except ValueError:
+            pass
+    delay = min(0.5 * 2.0**attempt, _MAX_BACKOFF_S)
+    return float(delay * (1 - 0.25 * random.random()))
+
+
+def retryable(exc: BaseException) -> tuple[bool, Mapping[str, str] | None]:
+    if isinstance(exc, openai.APIStatusError):
+        headers = exc.response.headers
+        hint = headers.get("x-should-retry")
+        if hint in ("true", "false"):
+            return hint == "true", headers
+        return exc.status_code in _RETRY_STATUS or exc.status_code >= 500, headers
+    return isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)), None

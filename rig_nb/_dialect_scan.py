@@ -1,0 +1,394 @@
+"""The scan behind find_text_tool_calls and has_text_tool_calls: reasoning skipped, calls read.
+
+One forward pass over the reply with its code masked (`_dialect_code`, same
+offsets): markers are found in the mask, call text is read from the reply.
+Reasoning blocks of every dialect are skipped (an unclosed one runs to the
+end), and a closer with no opener drops what came before it. Each call is read
+from a window that ends at its closing marker, at an opener that starts a
+line, at a reasoning closer (the call was drafted in reasoning and is not
+read), or at the end of the reply; the scan resumes where the window ends, so
+windows never overlap and the decoder is handed each character once (arguments
+written as a JSON string once more, from the string's value). Windows are
+sliced out before decoding: a JSONDecodeError counts the lines of the text it
+was handed, and decoding in place would cost the reply's length per failed
+candidate.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from ._dialect_calls import (
+    NAME_IN_JSON,
+    NAME_OBJECT,
+    SPACE,
+    WS,
+    Calls,
+    TextToolCall,
+    call_from_object,
+    decode_at,
+    json_call,
+    make_call,
+    name_ok,
+    record,
+    scan_once,
+    tag_body,
+    why,
+    xml_call,
+)
+from ._dialect_code import mask_code
+
+__all__ = ["FUNCTION_TAG", "RECIPIENT", "STRIPPED", "STRIPPED_START", "scan"]
+
+FUNCTION_TAG = r"<function=[^\s<>]{1,256}>"
+# gpt-oss with its special tokens stripped: analysis...assistantfinal...
+STRIPPED = re.compile(r"assistant(?:final|commentary|analysis)")
+STRIPPED_START = re.compile(r"[ \t\r\n]*analysis(?=[A-Z])")
+_STRIPPED_CLOSE = re.compile(r"assistant(?:final|commentary)")
+RECIPIENT = "to=functions."  # a harmony call's recipient, with or without the tokens
+
+# Reasoning blocks by opener. An unclosed one runs to the end of the reply; a
+# closer with no opener ends reasoning that began before the reply did (the
+# server consumed the opener), so what came before it is reasoning too.
+_BLOCKS = {
+    "<think>": "</think>",
+    "[THINK]": "[/THINK]",
+    "<seed:think>": "</seed:think>",
+    "<thought>": "</thought>",
+    "<|channel>": "<channel|>",
+}
+# What ends reasoning, tokens stripped from gpt-oss's included.
+_REASONING_CLOSERS = frozenset((*_BLOCKS.values(), "assistantfinal", "assistantcommentary"))
+_NEXT_CLOSER = re.compile(
+    "|".join([*(re.escape(c) for c in _BLOCKS.values()), "assistant(?:final|commentary)"])
+)
+# A call is read from a window of the reply, found in the mask (code hides
+# markers there too). It ends at the call's closer, at an opener that starts a
+# line (an unclosed call, then the next: a JSON string holds no raw newline),
+# or at `bound`: the next reasoning closer, or the end of the reply. A window
+# that reaches a closer was drafted in reasoning (everything before a bare
+# closer is, as strip_reasoning has it for </think>) and is not read. The scan
+# resumes where a window ends, so windows never overlap.
+_TAG_END = re.compile(r"</tool_call>|\n[ \t]*<tool_call>")
+_FUNCTION_END = re.compile(r"</function>|</tool_call>|\n[ \t]*<(?:function=|tool_call>)")
+_KIMI_END = re.compile(r"<\|tool_call_end\|>|<\|tool_call_begin\|>|<\|tool_calls_section_end\|>")
+_HARMONY_END = re.compile(r"<\|call\|>|<\|end\|>|<\|return\|>|<\|start\|>")
+_TRAILING_TAG = re.compile(r"[ \t\r\n]*</tool_call>")
+_ANALYSIS_END = re.compile(r"<\|end\|>|<\|call\|>|<\|return\|>")
+_MISTRAL_HEAD = re.compile(
+    r"[ \t\r\n]*([^\W\d][\w.\-/]{0,255})[ \t\r\n]*(?:\[CALL_ID\][\w-]{0,64}[ \t\r\n]*)?"
+    r"(?:\[ARGS\][ \t\r\n]*)?"
+)
+_HARMONY_NAME = re.compile(r"[^\s<]{1,256}")
+# A harmony header ends at <|message|> within this many characters, on one line.
+_HEADER_MAX = 256
+
+
+def _tag(s: str, masked: str, end: int, bound: int, calls: Calls, limit: int) -> int:
+    close = _TAG_END.search(masked, end, bound)
+    if close is None:
+        if bound < len(s):
+            return bound
+        stop = pos = bound
+    else:
+        stop = close.start()
+        pos = close.end() if close.group() == "</tool_call>" else stop
+    call = tag_body(s[end:stop])
+    if call is not None:
+        calls.append(call)
+    return pos
+
+
+def _bare_close(s: str, masked: str, start: int, brace: int, calls: Calls) -> None:
+    """Hermes' `{"name": ...}</tool_call>` with its opening tag lost: the object before it.
+
+    The object starts at the first `{"name":` outside code since the scan's last stop.
+    """
+    found = NAME_OBJECT.search(masked, start, brace + 1)
+    if found is not None:
+        call = json_call("tool-call-tag", s[found.start() : brace + 1])
+        if call is not None:
+            calls.append(call)
+
+
+def _function(s: str, masked: str, end: int, bound: int, calls: Calls, limit: int) -> int:
+    close = masked.find(">", end, bound)
+    if close < 0:
+        return bound  # the name runs into a reasoning closer
+    body_end = _FUNCTION_END.search(masked, close + 1, bound)
+    if body_end is None:
+        if bound < len(s):
+            return bound
+        stop = pos = bound
+    else:
+        tag, stop = body_end.group(), body_end.start()
+        if tag == "</function>":
+            trailing = _TRAILING_TAG.match(masked, body_end.end(), bound)
+            pos = trailing.end() if trailing else body_end.end()
+        else:
+            pos = stop if tag[0] == "\n" else body_end.end()
+    call = xml_call("function-tag", s[end:close], s[close + 1 : stop])
+    if call is not None:
+        calls.append(call)
+    return pos
+
+
+def _mistral(s: str, masked: str, end: int, bound: int, calls: Calls, limit: int) -> int:
+    """[TOOL_CALLS][{...}, ...] (before v11) or [TOOL_CALLS]NAME[ARGS]{...} (v11 on).
+
+    What follows the JSON is content, read by the scan and not decoded. v11
+    writes parallel calls back to back: the next one is read here when it
+    starts right away with a letter outside code, as the scan would read it.
+    """
+    while True:
+        window_end = masked.find("[TOOL_CALLS]", end, bound)
+        if window_end < 0:
+            if bound < len(s):
+                return bound
+            window_end = bound
+        args = s.find("[ARGS]{", end, min(window_end, end + 300))
+        name = s[end:args] if args >= 0 else ""
+        if name.isidentifier():
+            brace = args + 6
+        else:
+            head = _MISTRAL_HEAD.match(s, end, window_end)
+            if head is None:
+                return _mistral_array(s, end, window_end, calls)
+            name, brace = head.group(1), head.end()
+            if not s.startswith("{", brace):
+                calls.append(record("mistral-tool-calls", name, "", "no JSON arguments"))
+                return brace
+        try:
+            value, stop = scan_once(s[brace:window_end], 0)
+        except (StopIteration, ValueError, RecursionError) as err:
+            calls.append(record("mistral-tool-calls", name, "", why(err)))
+            return window_end
+        calls.append(make_call("mistral-tool-calls", name, value))
+        end = brace + stop
+        if not (
+            len(calls) < limit
+            and masked.startswith("[TOOL_CALLS]", end)
+            and s[end + 12 : end + 13].isalpha()
+        ):
+            return end
+        end += 12
+
+
+def _mistral_array(s: str, end: int, window_end: int, calls: Calls) -> int:
+    window = s[end:window_end]
+    space = SPACE.match(window)
+    value, stop, error = decode_at(window, space.end() if space else 0)
+    if error:
+        found = NAME_IN_JSON.search(window)
+        if found:
+            calls.append(record("mistral-tool-calls", found.group(1), "", error))
+        return window_end
+    for item in value if isinstance(value, list) else [value]:
+        call = call_from_object("mistral-tool-calls", item)
+        if call is not None:
+            calls.append(call)
+    return end + stop
+
+
+def _kimi(s: str, masked: str, end: int, bound: int, calls: Calls, limit: int) -> int:
+    close = _KIMI_END.search(masked, end, bound)
+    if close is None and bound < len(s):
+        return bound
+    stop = close.start() if close else bound
+    head, marker, arguments = s[end:stop].partition("<|tool_call_argument_begin|>")
+    head = head.strip(WS)
+    name, colon, index = head.rpartition(":")
+    name = name if colon and index.isdigit() else head
+    name = name[10:] if name.startswith("functions.") else name
+    if name_ok(name):
+        if marker:
+            calls.append(make_call("kimi-tool-calls", name, arguments))
+        else:
+            calls.append(record("kimi-tool-calls", name, "", "no arguments marker"))
+    return close.end() if close and close.group() == "<|tool_call_end|>" else stop
+
+
+def _harmony_header(masked: str, end: int) -> tuple[int, bool]:
+    """The <|message|> that ends the header going on at `end` (-1: none), and if it is analysis."""
+    message = masked.find("<|message|>", end, end + _HEADER_MAX)
+    if message < 0 or masked.find("\n", end, message) >= 0:
+        return -1, False
+    return message, masked.find("<|channel|>analysis", end, message) >= 0
+
+
+def _skip_analysis(masked: str, message: int) -> int:
+    """Past the analysis message whose body starts after `message`; -1 when it never ends."""
+    close = _ANALYSIS_END.search(masked, message + 11)
+    return close.end() if close else -1
+
+
+def _harmony_call(s: str, masked: str, end: int, message: int, bound: int, calls: Calls) -> int:
+    """The body of a `to=functions.NAME ...<|message|>` message, up to <|call|>."""
+    close = _HARMONY_END.search(masked, message + 11, bound)
+    if close is None and bound < len(s):
+        return bound
+    stop = close.start() if close else bound
+    name = _HARMONY_NAME.match(s, end, message)
+    if name and name_ok(name.group()):
+        calls.append(make_call("harmony", name.group(), s[message + 11 : stop]))
+    return close.end() if close and close.group() != "<|start|>" else stop
+
+
+# Each reads the call whose opener ends at `end` (and may read the calls right
+# after it, up to limit) and returns where the scan resumes, at most `bound`.
+Handler = Callable[[str, str, int, int, Calls, int], int]
+_HANDLERS: dict[str, Handler] = {
+    "<tool_call>": _tag,
+    "<function=": _function,
+    "[TOOL_CALLS]": _mistral,
+    "<|tool_call_begin|>": _kimi,
+}
+
+
+_CLOSERS = frozenset(_BLOCKS.values())
+_ANALYSIS = "<|channel|>analysis"
+_REASONING = (
+    r"<think>|\[THINK\]|<seed:think>|<thought>|<\|channel>"
+    r"|</think>|\[/THINK\]|</seed:think>|</thought>|<channel\|>|<\|channel\|>analysis\b"
+)
+# Openers of calls the handlers read. The lookaheads drop openers that cannot
+# start a readable call, so a megabyte of bare markers is one search, not a
+# call attempt per marker.
+_OPENERS = {
+    "<tool_call>": re.compile(r"<tool_call>(?=[ \t\r\n]*(?:[{\w]|<function=))"),
+    "<function=": re.compile(r"<function=(?=[^\s<>]{1,256}>(?![ \t\r\n]*<function=))"),
+    "[TOOL_CALLS]": re.compile(r"\[TOOL_CALLS\](?=[ \t\r\n]*(?:\[[ \t\r\n]*\{|[^\W\d]))"),
+    "<|tool_call_begin|>": re.compile(r"<\|tool_call_begin\|>(?=[ \t\r\n]*[\w.])"),
+}
+# Every alternative starts with '<', '[' or '}', which keeps re's search fast
+# on prose; a letter would stop it at every word.
+_FIND_EVENTS = re.compile(
+    "|".join([_REASONING, *(p.pattern for p in _OPENERS.values()), r"\}[ \t\r\n]*</tool_call>"])
+)
+# The next call of a run, after whitespace (which holds no marker of any kind).
+_NEXT = {marker: re.compile(r"[ \t\r\n]*" + p.pattern) for marker, p in _OPENERS.items()}
+# Detection reads the same calls (the same windows are consumed, so both agree
+# on what is reasoning), and also stops at the markers no call can be read from.
+_DETECT_EVENTS = re.compile(
+    _FIND_EVENTS.pattern + r"|</?tool_call>|<arg_key>|" + FUNCTION_TAG + r"|\[TOOL_CALLS\]"
+    r"|<\|tool_calls_section_(?:begin|end)\|>|<\|tool_call_(?:argument_)?begin\|>"
+    r"|</?\uff5cDSML\uff5c"
+)
+
+
+def _last_close(masked: str) -> int:
+    """Where the last reasoning closer ends (-1: none): no call after it can be dropped."""
+    last = -1
+    for closer in _REASONING_CLOSERS:
+        at = masked.rfind(closer)
+        if at >= 0:
+            last = max(last, at + len(closer))
+    return last
+
+
+def scan(s: str, limit: int, detect: bool) -> tuple[list[TextToolCall], bool]:
+    """The calls in s outside code and reasoning (at most limit), and whether a tool-call marker is.
+
+    One forward scan over s with its code masked (same offsets): markers are
+    found in the mask, call bodies read from s. Three cursors (markup events,
+    harmony recipients, token-stripped harmony) are each searched again only
+    once the scan has passed them, and every handler returns a position past
+    what it read: the work is linear in len(s). detect: stop once a marker
+    outside reasoning is sure (no reasoning closer after it), instead of at limit.
+    """
+    masked = mask_code(s)
+    calls: list[TextToolCall] = []
+    seen = False
+    events = _DETECT_EVENTS if detect else _FIND_EVENTS
+    size = len(s)
+    never = size + 1
+    last_close = -2
+    pos = 0
+    if STRIPPED_START.match(masked):
+        opened = _STRIPPED_CLOSE.search(masked)
+        if opened is None:
+            return calls, seen
+        pos = opened.end()
+    event = stripped = None
+    event_at = recipient_at = stripped_at = closer_at = -1
+    while pos < size:
+        start = pos
+        if event_at < pos:
+            event = events.search(masked, pos)
+            event_at = event.start() if event else never
+        if recipient_at < pos:
+            recipient_at = masked.find(RECIPIENT, pos)
+            recipient_at = never if recipient_at < 0 else recipient_at
+        if stripped_at < pos:
+            stripped = STRIPPED.search(masked, pos)
+            stripped_at = stripped.start() if stripped else never
+        if event is not None and event_at < recipient_at and event_at < stripped_at:
+            marker, pos = event.group(), event.end()
+            handler = _HANDLERS.get(marker)
+            if detect and handler is not None and not _OPENERS[marker].match(masked, event_at):
+                handler = None  # the plain marker of detection: no call starts here
+            if handler is not None:
+                if closer_at < event_at:
+                    closer = _NEXT_CLOSER.search(masked, event_at)
+                    closer_at = closer.start() if closer else size
+                pos = handler(s, masked, pos, closer_at, calls, limit)
+                # Calls written one after another: the opener the search would
+                # find next is right here.
+                again = _NEXT[marker]
+                while len(calls) < limit and (event := again.match(masked, pos)):
+                    pos = handler(s, masked, event.end(), closer_at, calls, limit)
+            elif marker in _BLOCKS:
+                close = masked.find(_BLOCKS[marker], pos)
+                if close < 0:
+                    break
+                pos = close + len(_BLOCKS[marker])
+                continue
+            elif marker in _CLOSERS:
+                calls.clear()
+                seen = False
+                continue
+            elif marker.startswith(_ANALYSIS):
+                message, _ = _harmony_header(masked, pos)
+                if message >= 0:
+                    pos = _skip_analysis(masked, message)
+                    if pos < 0:
+                        break
+                continue
+            elif marker[0] == "}":
+                _bare_close(s, masked, start, event_at, calls)
+            seen = True
+        elif stripped is not None and stripped_at < recipient_at:
+            pos = stripped.end()
+            if stripped.group() == "assistantanalysis":
+                opened = _STRIPPED_CLOSE.search(masked, pos)
+                if opened is None:
+                    break
+                pos = opened.end()
+            else:
+                calls.clear()
+                seen = False
+            continue
+        elif recipient_at < never:
+            pos = recipient_at + len(RECIPIENT)
+            message, analysis = _harmony_header(masked, pos)
+            if analysis:
+                pos = _skip_analysis(masked, message)
+                if pos < 0:
+                    break
+                continue
+            if message >= 0:
+                if closer_at < recipient_at:
+                    closer = _NEXT_CLOSER.search(masked, recipient_at)
+                    closer_at = closer.start() if closer else size
+                pos = _harmony_call(s, masked, pos, message, closer_at, calls)
+            # Without its tokens the call cannot be read, but it is there.
+            seen = True
+        else:
+            break
+        if (seen if detect else len(calls) >= limit) and pos > last_close:
+            if last_close == -2:
+                last_close = _last_close(masked)
+            if pos > last_close:
+                break
+    return calls[:limit], seen

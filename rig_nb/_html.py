@@ -1,0 +1,215 @@
+"""Escaped HTML for traces, shared by `Trace._repr_html_`, the HTML report and the widgets.
+
+Every string that came from an endpoint passes through `esc` (html.escape)
+before it reaches HTML. A long text is shown up to `DISPLAY_CHARS` characters
+with a note saying how much more there is: the trace keeps it all. Marking
+what strip_reasoning removes is linear and runs its scans in C, so a reply
+made of thousands of think blocks renders about as fast as plain text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from .content import strip_reasoning
+
+if TYPE_CHECKING:
+    from .trace import Iteration, Trace
+
+__all__ = [
+    "DISPLAY_CHARS",
+    "ITERATION_HEADER",
+    "PREVIEW_CHARS",
+    "esc",
+    "iteration_cells",
+    "marked_reasoning_html",
+    "messages_text",
+    "pre",
+    "preview",
+    "reasoning_spans",
+    "table_html",
+    "trace_html",
+    "trace_summary",
+]
+
+PREVIEW_CHARS = 120
+DISPLAY_CHARS = 100_000
+_OPEN, _CLOSE = "<think>", "</think>"
+_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
+# In the reversed text: a closing tag with no opening tag before the previous closing tag
+# (or the start), i.e. a bare </think> that no block consumed. Each lookahead stops at the
+# next closing tag, so the search is linear.
+_BARE_REVERSED = re.compile(r">kniht/<(?=(?:(?!>kniht<)(?!>kniht/<).)*(?:>kniht/<|\Z))", re.DOTALL)
+PRE_STYLE = (
+    "white-space:pre-wrap;word-break:break-word;max-height:24em;overflow:auto;"
+    "margin:0;padding:4px;border:1px solid #ddd;font-size:12px;line-height:1.35"
+)
+_DEL_STYLE = "<style>pre.rig-nb-raw del{background:#eee;color:#777}</style>"
+
+
+def esc(value: object) -> str:
+    """html.escape of str(value), quotes included."""
+    return escape(str(value), quote=True)
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """One line of at most `limit` characters; only the head of a long text is read."""
+    head = text[: limit + 1]
+    line = " ".join(head.split())
+    if len(text) > limit or len(line) > limit:
+        return line[: limit - 3].rstrip() + "..."
+    return line
+
+
+def _more(text: str, shown: int) -> str:
+    hidden = len(text) - shown
+    if hidden <= 0:
+        return ""
+    return f'<div style="color:#777;font-size:11px">... {hidden:,} more characters not shown</div>'
+
+
+def pre(text: str, style: str = PRE_STYLE) -> str:
+    """`text` escaped in a scrolling <pre> (up to DISPLAY_CHARS); an empty text says so."""
+    if not text:
+        return f'<pre style="{style};color:#999">(empty)</pre>'
+    return f'<pre style="{style}">{esc(text[:DISPLAY_CHARS])}</pre>{_more(text, DISPLAY_CHARS)}'
+
+
+def reasoning_spans(
+    s: str, limit: int | None = None, shape: str | None = None
+) -> list[tuple[int, int, bool]]:
+    """(start, end, is_reasoning) spans of s[:limit] following strip_reasoning's rules.
+
+    Everything through the last bare `</think>`, each closed block after it, and
+    everything from an unclosed `<think>` on are reasoning. `shape`, when known
+    (`reasoning_shape(s)`), spares the search for a bare `</think>` where there is none.
+    """
+    n = len(s)
+    limit = n if limit is None else min(limit, n)
+    last = s.rfind(_CLOSE)
+    region_end = last + len(_CLOSE) if last >= 0 else 0
+    bare = -1
+    if last >= 0 and (shape is None or "unopened" in shape):
+        found = _BARE_REVERSED.search(s[::-1])
+        if found is not None:
+            bare = n - found.start() - len(_CLOSE)
+    unclosed = s.find(_OPEN, region_end)
+    spans: list[tuple[int, int, bool]] = []
+    pos = 0
+    if bare >= 0:
+        pos = bare + len(_CLOSE)
+        spans.append((0, pos, True))
+    if pos < limit:
+        for m in _BLOCK.finditer(s, pos, region_end):
+            if m.start() >= limit:
+                break
+            if m.start() > pos:
+                spans.append((pos, m.start(), False))
+            spans.append((m.start(), m.end(), True))
+            pos = m.end()
+    if pos < limit:
+        if unclosed >= 0:
+            if unclosed > pos:
+                spans.append((pos, unclosed, False))
+            spans.append((unclosed, n, True))
+        elif pos < n:
+            spans.append((pos, n, False))
+    return [(a, min(b, limit), r) for a, b, r in spans if a < limit]
+
+
+def marked_reasoning_html(raw: str, shape: str | None = None) -> str:
+    """`raw` in a <pre>, the parts strip_reasoning removes struck through in grey.
+
+    `shape` is `reasoning_shape(raw)` when the caller has it (it saves a scan).
+    """
+    if not raw:
+        return pre(raw)
+    spans = reasoning_spans(raw, DISPLAY_CHARS, shape)
+    kept = "".join(raw[a:b] for a, b, r in spans if not r)
+    if len(raw) <= DISPLAY_CHARS and kept.strip() != strip_reasoning(raw).strip():
+        spans = [(0, len(raw), False)]  # the library's function is the truth, not this sketch
+    body = "".join(
+        f"<del>{esc(raw[a:b])}</del>" if reasoning else esc(raw[a:b]) for a, b, reasoning in spans
+    )
+    title = "struck through: removed by strip_reasoning"
+    return (
+        f'{_DEL_STYLE}<pre class="rig-nb-raw" title="{title}" style="{PRE_STYLE}">{body}</pre>'
+        + _more(raw, DISPLAY_CHARS)
+    )
+
+
+def table_html(header: list[str], rows: list[list[Any]], cell_styles: list[list[str]]) -> str:
+    """A plain HTML table; every header and cell is escaped, styles are ours."""
+    th = "".join(
+        f'<th style="text-align:left;padding:2px 8px;border-bottom:1px solid #999">{esc(h)}</th>'
+        for h in header
+    )
+    body = []
+    for row, styles in zip(rows, cell_styles, strict=True):
+        tds = "".join(
+            f'<td style="padding:2px 8px;vertical-align:top;{style}">{esc(cell)}</td>'
+            for cell, style in zip(row, styles, strict=True)
+        )
+        body.append(f"<tr>{tds}</tr>")
+    return (
+        '<table style="border-collapse:collapse;font-size:12px">'
+        f"<thead><tr>{th}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+ITERATION_HEADER = ["#", "ending", "shape", "leaks", "text", "tool calls", "tokens", "s", "error"]
+
+
+def iteration_cells(it: Iteration) -> list[str]:
+    """The table row of one iteration, each long field previewed."""
+    tokens = f"{it.tokens.prompt_tokens}/{it.tokens.completion_tokens}"
+    # An empty answer (a tool-call round) previews what was said instead, labelled.
+    if it.text:
+        shown = it.text
+    elif it.raw_content.strip():
+        shown = "[raw] " + it.raw_content[: PREVIEW_CHARS * 2]
+    elif it.reasoning_content:
+        shown = (
+            f"[{it.reasoning_field or 'reasoning'}] " + it.reasoning_content[: PREVIEW_CHARS * 2]
+        )
+    else:
+        shown = ""
+    ending = it.ending or ("streaming" if it.chunks else "waiting")
+    return [
+        str(it.index),
+        ending,
+        it.reasoning_shape,
+        ",".join(it.leaks),
+        preview(shown),
+        preview(", ".join(c.name for c in it.tool_calls), 40),
+        tokens,
+        f"{it.latency_s:.2f}",
+        preview(it.error, 80),
+    ]
+
+
+def trace_summary(trace: Trace) -> str:
+    """One line: model, endpoint label, outcome, iterations, elapsed."""
+    outcome = trace.outcome or "running"
+    n, calls = len(trace.iterations), len(trace.tool_calls)
+    return (
+        f"{trace.model or '?'} @ {trace.endpoint or '?'}: {outcome}, "
+        f"{n} iteration{'' if n == 1 else 's'}, {calls} tool call{'' if calls == 1 else 's'}, "
+        f"{trace.elapsed_s:.2f} s"
+    )
+
+
+def trace_html(trace: Trace) -> str:
+    """The static (non-widget) table of a trace."""
+    rows = [iteration_cells(it) for it in trace.iterations]
+    styles = [[""] * len(ITERATION_HEADER) for _ in rows]
+    return (
+        f"<div><p>{esc(trace_summary(trace))}</p>{table_html(ITERATION_HEADER, rows, styles)}</div>"
+    )
+
+
+def messages_text(messages: list[dict[str, Any]]) -> str:
+    return json.dumps(messages, indent=2, ensure_ascii=False)

@@ -1,0 +1,315 @@
+"""Text the command line prints: tables, a trace iteration by iteration, and error hints.
+
+Plain string work on data the library returns (rows, traces, errors): nothing
+here imports the client or pandas, so the command line stays quick to start.
+Endpoint text goes to a terminal, so control characters (escape sequences a
+reply could use to rewrite the screen) are shown as `\\xNN`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from .errors import BackendError
+    from .trace import Trace
+
+__all__ = [
+    "COMPARE_COLUMNS",
+    "DEMO_COLUMNS",
+    "DEMO_LEGEND",
+    "Facts",
+    "Progress",
+    "address",
+    "compare_table_rows",
+    "demo_table_rows",
+    "endpoint_hint",
+    "format_table",
+    "format_trace",
+    "one_line",
+    "plural",
+    "printable",
+]
+
+DEMO_COLUMNS = [
+    "persona",
+    "probe",
+    "outcome",
+    "ending",
+    "shapes",
+    "leaks",
+    "iterations",
+    "tool calls",
+    "tokens in/out",
+    "latency",
+    "answer",
+]
+DEMO_LEGEND = (
+    "shapes: where reasoning showed (closed, unopened or unclosed <think> tags in the content; "
+    "field: a separate reasoning field); leaks: other dialects found in the content; "
+    "ending: how the last turn ended (answer, tool_calls, length, reasoning_only, "
+    "text_tool_calls, empty, error); outcome is ok only for a real answer."
+)
+COMPARE_COLUMNS = [
+    "endpoint",
+    "model",
+    "scenario",
+    "repeat",
+    "outcome",
+    "ending",
+    "shapes",
+    "leaks",
+    "iterations",
+    "tool calls",
+    "tokens in/out",
+    "latency",
+    "error",
+]
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_PLURALS = {"persona": "personas", "iteration": "iterations", "tool call": "tool calls"}
+
+
+def printable(text: str) -> str:
+    """`text` with control characters (other than newline and tab) shown as `\\xNN`."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def plural(count: int, word: str) -> str:
+    """ "1 iteration", "2 iterations", "0 tool calls"."""
+    return f"{count} {word if count == 1 else _PLURALS.get(word, word + 's')}"
+
+
+def one_line(text: str, limit: int) -> str:
+    """`text` on one line (runs of whitespace as one space), cut to `limit` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} ... ({len(text) - limit} more characters)"
+
+
+def _cell(value: Any) -> str:
+    return "-" if value is None or value == "" else str(value)
+
+
+def _tokens(row: Mapping[str, Any]) -> str:
+    prompt, completion = row.get("prompt_tokens"), row.get("completion_tokens")
+    if prompt is None and completion is None:
+        return "-"
+    return f"{_cell(prompt)}/{_cell(completion)}"
+
+
+def _latency(seconds: Any) -> str:
+    return f"{seconds * 1000:.0f} ms" if isinstance(seconds, (int, float)) else "-"
+
+
+def _answer(trace: Trace | None, outcome: str) -> str:
+    if outcome != "ok" or trace is None or not trace.iterations:
+        return "-"
+    return one_line(trace.iterations[-1].text, 44) or "(empty)"
+
+
+def demo_table_rows(
+    probes: Sequence[Mapping[str, Any]],
+    runs: Sequence[Mapping[str, Any]],
+    traces: Sequence[Trace | None],
+) -> list[dict[str, str]]:
+    """The demo table: per persona, its probe row's verdict beside its run row (compare's rows)."""
+    table = []
+    for probe, run, trace in zip(probes, runs, traces, strict=True):
+        outcome = str(run["outcome"])
+        table.append(
+            {
+                "persona": str(run["model"]),
+                "probe": "tool call" if probe["outcome"] == "ok" else str(probe["outcome"]),
+                "outcome": outcome,
+                "ending": _cell(run["ending"]),
+                "shapes": run["reasoning_shapes"] or "none",
+                "leaks": _cell(run["leaks"]),
+                "iterations": _cell(run["iterations"]),
+                "tool calls": _cell(run["tool_calls"]),
+                "tokens in/out": _tokens(run),
+                "latency": _latency(run["latency_s"]),
+                "answer": _answer(trace, outcome),
+            }
+        )
+    return table
+
+
+def compare_table_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """Compare rows as text cells: token counts paired, latency in ms, errors cut to one line."""
+    return [
+        {
+            "endpoint": str(r["endpoint"]),
+            "model": str(r["model"]),
+            "scenario": str(r["scenario"]),
+            "repeat": str(r["repeat"]),
+            "outcome": str(r["outcome"]),
+            "ending": _cell(r["ending"]),
+            "shapes": _cell(r["reasoning_shapes"]),
+            "leaks": _cell(r["leaks"]),
+            "iterations": _cell(r["iterations"]),
+            "tool calls": _cell(r["tool_calls"]),
+            "tokens in/out": _tokens(r),
+            "latency": _latency(r["latency_s"]),
+            "error": one_line(str(r["error"]), 60) or "-",
+        }
+        for r in rows
+    ]
+
+
+def format_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    """Rows as a plain, left-aligned text table with a header line."""
+    cells = [[str(c) for c in columns]]
+    cells += [[one_line(str(r.get(c, "")), 200) for c in columns] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
+    return printable("\n".join(line.rstrip() for line in lines))
+
+
+def _block(label: str, text: str, limit: int) -> list[str]:
+    if not text:
+        return [f"    {label}: (empty)"]
+    body = _clip(text, limit).splitlines() or [""]
+    pad = " " * (len(label) + 6)
+    return [f"    {label}: {body[0]}", *((pad + line).rstrip() for line in body[1:])]
+
+
+def format_trace(trace: Trace, *, limit: int = 2000) -> str:
+    """A trace as text: a summary line, then each iteration's raw and stripped text and calls.
+
+    Each text is cut at `limit` characters (the JSON form keeps everything).
+    """
+    lines = [
+        f"{trace.model} at {trace.endpoint}: outcome {trace.outcome or '-'}, "
+        f"ending {trace.ending or '-'}, {plural(len(trace.iterations), 'iteration')}, "
+        f"{plural(len(trace.tool_calls), 'tool call')}, {trace.elapsed_s:.3f} s"
+    ]
+    for it in trace.iterations:
+        usage = f"{it.usage.get('prompt_tokens', 0)}/{it.usage.get('completion_tokens', 0)}"
+        leaks = f"  leaks={','.join(it.leaks)}" if it.leaks else ""
+        lines.append(
+            f"  #{it.index}  finish={it.finish_reason or '-'}  ending={it.ending or '-'}  "
+            f"shape={it.reasoning_shape}{leaks}  tokens in/out={usage}  "
+            f"{it.latency_s * 1000:.1f} ms"
+        )
+        lines += _block("raw", it.raw_content, limit)
+        if it.reasoning_content:
+            lines += _block(
+                f"reasoning field ({it.reasoning_field or '?'})", it.reasoning_content, limit
+            )
+        lines += _block("stripped", it.text, limit)
+        for c in it.tool_calls:
+            source = " (from text)" if c.source == "text" else ""
+            lines.append(
+                f"    call{source} {c.name} {_clip(c.arguments, limit)} -> {_clip(c.result, limit)}"
+            )
+        if it.error:
+            lines.append(f"    error: {it.error}")
+    return printable("\n".join(lines))
+
+
+class Progress:
+    """`(done, total)` as one line on a terminal, rewritten in place with a carriage return."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        self.stream.write(f"\rcompare: {done}/{total} runs")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# --- what to change, when an endpoint cannot be used -------------------------------------
+
+
+class Facts(Protocol):
+    """What a hint may ask about the address the user typed (looked up on demand)."""
+
+    def resolves(self) -> bool: ...
+    def speaks_tls(self) -> bool: ...
+    def route_missing(self) -> bool: ...
+
+
+def address(base_url: str) -> tuple[str, str, int]:
+    """Scheme, host and port of a base URL the Client accepted (default port by scheme)."""
+    parts = urlsplit(base_url.strip())
+    return (
+        parts.scheme,
+        parts.hostname or "",
+        parts.port or (443 if parts.scheme == "https" else 80),
+    )
+
+
+def endpoint_hint(exc: BackendError, facts: Facts, args: Any, route: str) -> str:
+    """One line that says what to change about a failed request; its own message otherwise.
+
+    `args` holds the command's base_url, timeout, deadline and api_key_env (and max_tokens
+    when it has a budget). The line names the host and port the user typed, never the path
+    (gateways put tokens there).
+    """
+    base_url, timeout, deadline = args.base_url, args.timeout, args.deadline
+    scheme, host, port = address(base_url)
+    at = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    message = exc.message
+    if exc.kind == "connect":
+        if not facts.resolves():
+            return f"the host name {host!r} does not resolve: check the host in --base-url"
+        return (
+            f"nothing answers at {at}: check that the server is running and listens "
+            "on that host and port"
+        )
+    if exc.kind == "tls":
+        if facts.speaks_tls():
+            return (
+                f"the TLS handshake with {at} failed: its certificate is not trusted here "
+                "(self-signed, or issued for another name); serve one from a trusted CA"
+            )
+        return f"{at} speaks plain http, not https: use http:// in --base-url"
+    if (exc.kind == "protocol" and scheme == "http" and facts.speaks_tls()) or (
+        exc.status_code == 400 and "https port" in message.lower()
+    ):
+        return f"{at} speaks https, not plain http: use https:// in --base-url"
+    if exc.status_code == 404 and (route == "models" or facts.route_missing()):
+        example = f"{scheme}://{at}/v1"
+        if urlsplit(base_url).path.rstrip("/").endswith("/chat/completions"):
+            return (
+                f"--base-url ends in /chat/completions: end it at /v1 (e.g. {example}); "
+                "rig-nb adds /chat/completions itself"
+            )
+        return (
+            f"HTTP 404 from {at}: no {route} route under that base URL; "
+            f"it should end at /v1 (e.g. {example})"
+        )
+    if exc.status_code == 404:
+        return f"{message}; rig-nb models --base-url ... lists the model names the endpoint knows"
+    if exc.status_code in (401, 403):
+        fix = (
+            "check the key in" if args.api_key_env else "put the key in a variable and name it with"
+        )
+        return f"{message} ({fix} --api-key-env)"
+    if exc.kind == "timeout":
+        return (
+            f"no data from {at} for {timeout:g} s (--timeout): check that the server answers, "
+            "or raise --timeout if it is slow (still loading a model?)"
+        )
+    if exc.kind == "deadline":
+        lower = ", or lower --max-tokens" if "max_tokens" in args else ""
+        return (
+            f"the request to {at} ran past its deadline of {deadline:g} s (--deadline): "
+            f"raise --deadline{lower}"
+        )
+    return message

@@ -1,0 +1,130 @@
+"""Recording: one round into its Iteration, how a turn ended, and how a run ended.
+
+The loop and the probe both run rounds through `record_round` and end through
+`finalizing`, so a trace is filled and finished the same way everywhere:
+outcome, elapsed time, the error on the last iteration, `exc.trace`, and the
+last notification, in one place.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from .content import strip_with_shape
+from .dialects import has_text_tool_calls, leak_dialects
+from .errors import RigError
+from .stream import StreamAssembler
+from .trace import Iteration, Trace
+from .wire import Reply
+
+if TYPE_CHECKING:
+    from .client import Client
+
+__all__ = ["LIVE_INTERVAL_S", "describe", "ending", "finalizing", "record_round"]
+
+# While a reply streams, listeners hear of it at most this often (plus once at its end).
+LIVE_INTERVAL_S = 0.1
+
+
+def describe(exc: BaseException) -> str:
+    """How an error reads on a trace: "Class: message"."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def ending(it: Iteration, *, replied: bool, native_calls: bool) -> str:
+    """How a turn ended (see Iteration.ending)."""
+    if not replied:
+        return "error"
+    if it.finish_reason == "length":
+        return "length" if it.text else "length_in_reasoning"
+    if native_calls:
+        return "tool_calls"
+    if has_text_tool_calls(it.text):
+        return "text_tool_calls"
+    if it.text:
+        return "answer"
+    if it.reasoning_content.strip() or it.raw_content.strip():
+        return "reasoning_only"
+    return "empty"
+
+
+def _fill(it: Iteration, reply: Reply) -> None:
+    it.raw_content = reply.content
+    it.reasoning_content = reply.reasoning
+    it.reasoning_field = reply.reasoning_field
+    it.text, it.reasoning_shape = strip_with_shape(reply.content)
+    it.leaks = list(leak_dialects(reply.content))
+    it.finish_reason = reply.finish_reason
+    it.usage = dict(reply.usage)
+
+
+def record_round(
+    client: Client,
+    body: Mapping[str, Any],
+    it: Iteration,
+    trace: Trace,
+    *,
+    stream: bool,
+    retries: bool = True,
+) -> Reply:
+    """Send `body`, record the reply (or what arrived of it) into `it`; raise on failure."""
+    it.streamed = stream
+    start = time.perf_counter()
+    assembler = StreamAssembler() if stream else None
+    last_notice = start
+
+    def on_event(grew: bool) -> None:
+        nonlocal last_notice
+        now = time.perf_counter()
+        if it.chunks == 0:
+            it.ttft_s = now - start
+        it.chunks += 1
+        if grew and now - last_notice >= LIVE_INTERVAL_S and assembler is not None:
+            last_notice = now
+            it.raw_content = assembler.content
+            it.reasoning_content = assembler.reasoning
+            it.latency_s = now - start
+            trace.notify()
+
+    try:
+        if assembler is None:
+            reply = client.chat(body, retries=retries)
+        else:
+            reply = client.stream(body, assembler, on_event=on_event, retries=retries)
+    except BaseException:
+        if assembler is not None:
+            _fill(it, assembler.reply())  # what arrived before the failure
+        it.ending = "error"
+        raise
+    finally:
+        it.latency_s = time.perf_counter() - start
+    _fill(it, reply)
+    it.ending = ending(it, replied=True, native_calls=bool(reply.tool_calls))
+    return reply
+
+
+@contextmanager
+def finalizing(trace: Trace) -> Iterator[None]:
+    """Finish `trace` however the block ends: outcome, elapsed, the error, exc.trace, notify."""
+    start = time.perf_counter()
+    trace.outcome = ""
+    trace.elapsed_s = 0.0
+    trace.exception = None
+    try:
+        yield
+        trace.outcome = "ok"
+    except BaseException as exc:
+        trace.outcome = type(exc).__name__
+        trace.exception = exc
+        if trace.iterations and not trace.iterations[-1].error:
+            trace.iterations[-1].error = describe(exc)
+        if isinstance(exc, RigError):
+            exc.trace = trace
+        raise
+    finally:
+        trace.elapsed_s = time.perf_counter() - start
+        trace.notify()

@@ -1,0 +1,219 @@
+"""What compare runs: endpoints, scenarios, the runners of each scenario kind, one pair's run.
+
+A scenario is plain data (`Scenario`); its kind picks a runner in `RUNNERS`
+(register more there). `run_scenario` runs one pair and never raises: every
+failure is the result's outcome. `rig_nb.compare` runs them all and makes
+the DataFrame; every name here is importable from there too.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from .client import Client
+from .content import decode_json_object
+from .errors import RigError
+from .loop import RunRequest
+from .redact import Redactor
+from .tool import Tool
+from .trace import Trace
+
+__all__ = [
+    "ADD_TOOL",
+    "DEFAULT_SCENARIOS",
+    "NOT_AN_ANSWER",
+    "RUNNERS",
+    "Endpoint",
+    "Runner",
+    "Scenario",
+    "ScenarioResult",
+    "run_scenario",
+]
+
+# Endings of a run that returned without an answer: the run is not a pass.
+NOT_AN_ANSWER = frozenset({"reasoning_only", "empty", "text_tool_calls"})
+
+
+# An endpoint failing this way answers no scenario: its other rows are not sent.
+@dataclass(frozen=True)
+class Endpoint:
+    """An OpenAI-compatible endpoint to compare: a display name, its base URL, a model."""
+
+    name: str
+    base_url: str
+    model: str
+    api_key: str = field(default="", repr=False)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One check run against every endpoint.
+
+    kind "probe" calls the tool-calling probe (its own prompt and budget, the
+    tool_choice given here); kind "run" runs the tool loop with the prompt,
+    tools, budget, tool_choice and extra_body given here. `expect_json`
+    decodes the final text with `decode_json_object`; `require_tool_call`
+    counts a run that never called a tool as a failure.
+    """
+
+    name: str
+    kind: str = "run"
+    prompt: str = ""
+    system: str = ""
+    max_tokens: int = 1024
+    tools: tuple[Tool, ...] = ()
+    max_iterations: int = 0
+    tool_choice: str | None = "auto"
+    expect_json: bool = False
+    require_tool_call: bool = False
+    extra_body: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    recover_text_tool_calls: bool = False
+    temperature: float = 0.0
+    stream: bool | None = None  # None: as compare(stream=...) says
+
+
+@dataclass
+class ScenarioResult:
+    """What one (endpoint, scenario) pair produced; `trace` is None if no request was made."""
+
+    outcome: str
+    error: str = ""
+    trace: Trace | None = None
+    latency_s: float = 0.0
+
+
+def _add(args: dict[str, Any]) -> str:
+    return str(int(args["a"]) + int(args["b"]))
+
+
+ADD_TOOL = Tool(
+    name="add",
+    description="Add two integers and return the sum.",
+    input_schema={
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+    },
+    run=_add,
+)
+
+DEFAULT_SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("probe", kind="probe"),
+    Scenario("plain answer", prompt="What is the capital of France? Answer in one short sentence."),
+    Scenario(
+        "json answer",
+        system="Answer with a single JSON object and nothing else.",
+        prompt='Give the capital of France as {"country": ..., "capital": ...}.',
+        expect_json=True,
+    ),
+    Scenario(
+        "tool round trip",
+        prompt="Use the add tool to add 17 and 25, then say the result.",
+        tools=(ADD_TOOL,),
+        max_iterations=4,
+        require_tool_call=True,
+    ),
+    Scenario(
+        "small budget",
+        prompt="Think it through step by step: what is 17 * 23?",
+        max_tokens=16,
+    ),
+)
+
+Runner = Callable[[Client, Endpoint, Scenario], ScenarioResult]
+_ENDING_ERRORS = {
+    "reasoning_only": "the run ended without an answer: the reply held only reasoning",
+    "empty": "the run ended with an empty reply",
+    "text_tool_calls": "the run ended with tool calls written as text, not made",
+}
+
+
+def _failed(trace: Trace) -> ScenarioResult:
+    """A failed run's row: its outcome and the error's message (the class is the outcome)."""
+    message = trace.error
+    prefix = f"{trace.outcome}: "
+    return ScenarioResult(trace.outcome, message.removeprefix(prefix), trace)
+
+
+def _probe(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioResult:
+    trace = client.probe_trace(
+        endpoint.model, tool_choice=scenario.tool_choice, stream=bool(scenario.stream)
+    )
+    return _failed(trace) if trace.outcome != "ok" else ScenarioResult("ok", "", trace)
+
+
+def _run(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioResult:
+    request = RunRequest(
+        model=endpoint.model,
+        max_tokens=scenario.max_tokens,
+        system=scenario.system,
+        prompt=scenario.prompt,
+        tools=scenario.tools,
+        max_iterations=scenario.max_iterations,
+        tool_choice=scenario.tool_choice,
+        temperature=scenario.temperature,
+        stream=bool(scenario.stream),
+        recover_text_tool_calls=scenario.recover_text_tool_calls,
+        extra_body=scenario.extra_body,
+    )
+    trace = client.run_trace(request)
+    if trace.outcome != "ok":
+        return _failed(trace)
+    if trace.ending in NOT_AN_ANSWER:
+        return ScenarioResult(trace.ending, _ENDING_ERRORS[trace.ending], trace)
+    if scenario.require_tool_call and not trace.tool_calls:
+        return ScenarioResult(
+            "NoToolCallingError", "the run finished without calling a tool", trace
+        )
+    if scenario.expect_json:
+        try:
+            decode_json_object(trace.iterations[-1].text)
+        except RigError as exc:
+            return ScenarioResult(type(exc).__name__, exc.message, trace)
+    return ScenarioResult("ok", "", trace)
+
+
+RUNNERS: dict[str, Runner] = {"probe": _probe, "run": _run}
+
+
+def run_scenario(
+    endpoint: Endpoint,
+    scenario: Scenario,
+    *,
+    timeout: float = 120.0,
+    deadline: float | None = 600.0,
+    stream: bool = False,
+    client: Client | None = None,
+) -> ScenarioResult:
+    """Run one scenario against one endpoint; every failure becomes the result's outcome.
+
+    `latency_s` covers the scenario's requests, not building the client.
+    """
+    runner = RUNNERS.get(scenario.kind)
+    redact = Redactor(endpoint.api_key, [endpoint.base_url])
+    start = time.perf_counter()
+    own: Client | None = None
+    try:
+        if runner is None:
+            raise ValueError(f"unknown scenario kind {scenario.kind!r}")
+        if client is None:
+            client = own = Client(
+                endpoint.base_url, endpoint.api_key, timeout=timeout, deadline=deadline
+            )
+        start = time.perf_counter()
+        if scenario.stream is None:
+            scenario = replace(scenario, stream=stream)
+        result = runner(client, endpoint, scenario)
+    except Exception as exc:  # one broken endpoint or runner must not lose the other rows
+        result = ScenarioResult(type(exc).__name__, str(exc) or type(exc).__name__)
+    finally:
+        if own is not None:
+            own.close()
+    result.latency_s = time.perf_counter() - start
+    # Defence in depth: text from outside the library (a user runner) could quote the endpoint.
+    result.error = redact(result.error)
+    return result

@@ -1,0 +1,224 @@
+"""The chat-completion wire format: request bodies, replies, and replies built from stream deltas.
+
+This module and `rig_nb.stream` (the same replies as stream deltas) are the
+only ones that know field names on the wire. A reply's
+reasoning may sit in any of `REASONING_FIELDS` (llama.cpp and DeepSeek say
+`reasoning_content`, vLLM >= 0.11 and Ollama's /v1 `reasoning`, others
+`thinking` or a `reasoning_details` list of parts); usage keeps the prompt and
+completion counts and, when reported, reasoning and cached tokens.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import BackendError
+
+__all__ = [
+    "RESERVED_FIELDS",
+    "TOOL_CHOICES",
+    "REASONING_FIELDS",
+    "Reply",
+    "call_name",
+    "chat_body",
+    "check_extra_body",
+    "clean",
+    "error_detail",
+    "parse_usage",
+    "text_of",
+    "parse_reply",
+    "uses_max_completion_tokens",
+]
+
+REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking", "reasoning_details")
+# The tool_choice settings people try, by name; "unset" leaves the field out of the request.
+TOOL_CHOICES: dict[str, str | None] = {
+    "auto": "auto",
+    "required": "required",
+    "none": "none",
+    "unset": None,
+}
+# What the loop owns in a request body; extra_body may not set these.
+RESERVED_FIELDS = frozenset(
+    {
+        "model",
+        "messages",
+        "tools",
+        "tool_choice",
+        "max_tokens",
+        "max_completion_tokens",
+        "stream",
+        "stream_options",
+    }
+)
+_COMPLETION_TOKENS_MODEL = re.compile(r"^(o[1-9][0-9]*|gpt-5)([-.:_@].*)?$")
+_USAGE_DETAILS = (
+    ("completion_tokens_details", "reasoning_tokens"),
+    ("prompt_tokens_details", "cached_tokens"),
+)
+
+
+def uses_max_completion_tokens(model: str) -> bool:
+    """o-series and gpt-5 models reject max_tokens and take max_completion_tokens."""
+    return bool(_COMPLETION_TOKENS_MODEL.match(model.rsplit("/", 1)[-1].lower()))
+
+
+def check_extra_body(extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A copy of `extra`; ValueError when it is not a mapping or sets a field the loop owns."""
+    if extra is None:
+        return {}
+    if not isinstance(extra, Mapping):
+        raise ValueError("extra_body must be a mapping of request fields")
+    taken = sorted(k for k in extra if k in RESERVED_FIELDS)
+    if taken:
+        raise ValueError(f"extra_body may not set {', '.join(taken)}: the loop sets them")
+    bad = [k for k in extra if not isinstance(k, str)]
+    if bad:
+        raise ValueError("extra_body keys must be strings")
+    return dict(extra)
+
+
+def chat_body(
+    model: str,
+    messages: Sequence[Mapping[str, Any]],
+    max_tokens: int,
+    *,
+    tools: Sequence[Mapping[str, Any]] = (),
+    tool_choice: Any = "auto",
+    temperature: float = 0.0,
+    stream: bool = False,
+    extra_body: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The request body the loop and the probe send (extra_body merged last, checked)."""
+    body: dict[str, Any] = {"model": model, "messages": list(messages)}
+    key = "max_completion_tokens" if uses_max_completion_tokens(model) else "max_tokens"
+    body[key] = max_tokens
+    if temperature != 0:
+        body["temperature"] = temperature
+    if tools:
+        body["tools"] = list(tools)
+        if tool_choice is not None:
+            body["tool_choice"] = tool_choice
+    if stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+    body.update(check_extra_body(extra_body))
+    return body
+
+
+@dataclass
+class Reply:
+    """The parts of a chat completion the loop acts on, and what identifies the server."""
+
+    content: str = ""
+    reasoning: str = ""
+    reasoning_field: str = ""
+    finish_reason: str = ""
+    tool_calls: list[Any] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    top_level: frozenset[str] = frozenset()
+    system_fingerprint: str = ""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean(text: str) -> str:
+    """`text` with lone UTF-16 surrogates (valid in JSON, not in UTF-8) as U+FFFD, as Go does."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def text_of(value: Any) -> str:
+    """A text field: a string, or a list of parts with `text` joined in order."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, list):
+        return clean(
+            "".join(
+                p["text"] for p in value if isinstance(p, dict) and isinstance(p.get("text"), str)
+            )
+        )
+    return ""
+
+
+def _reasoning(message: Mapping[str, Any]) -> tuple[str, str]:
+    """(text, field name) of the first reasoning field that holds text."""
+    for name in REASONING_FIELDS:
+        text = text_of(message.get(name))
+        if text:
+            return text, name
+    return "", ""
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def parse_usage(raw: Any) -> dict[str, int]:
+    """Token counts that are ints: prompt, completion, and reasoning / cached when reported."""
+    usage: dict[str, int] = {}
+    if not isinstance(raw, dict):
+        return usage
+    for key in ("prompt_tokens", "completion_tokens"):
+        value = _int(raw.get(key))
+        if value is not None:
+            usage[key] = value
+    for holder, key in _USAGE_DETAILS:
+        details = raw.get(holder)
+        value = _int(details.get(key)) if isinstance(details, dict) else None
+        if value is not None:
+            usage[key] = value
+    return usage
+
+
+def error_detail(body: Mapping[str, Any]) -> str:
+    err = body["error"]
+    detail = err.get("message") if isinstance(err, dict) else err
+    return detail if isinstance(detail, str) else ""
+
+
+def parse_reply(body: Any) -> Reply:
+    """Choice 0 of a chat completion body; minimal replies (no id, model, usage) are fine."""
+    if not isinstance(body, dict):
+        raise BackendError("ai backend: reply is not a JSON object", kind="reply")
+    if "error" in body and not body.get("choices"):
+        raise BackendError(f"ai backend: error in reply: {error_detail(body)}", kind="reply")
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise BackendError("ai backend: reply has no choices", kind="reply")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        message = {}
+    reasoning, reasoning_field = _reasoning(message)
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list):
+        calls = [] if calls is None else [calls]
+    fc = message.get("function_call")
+    if not calls and isinstance(fc, dict):  # legacy single call
+        calls = [{"id": "", "type": "function", "function": fc}]
+    finish = choice.get("finish_reason")
+    fingerprint = body.get("system_fingerprint")
+    return Reply(
+        content=text_of(message.get("content")),
+        reasoning=reasoning,
+        reasoning_field=reasoning_field,
+        finish_reason=finish if isinstance(finish, str) else "",
+        tool_calls=calls,
+        usage=parse_usage(body.get("usage")),
+        top_level=frozenset(k for k in body if isinstance(k, str)),
+        system_fingerprint=fingerprint if isinstance(fingerprint, str) else "",
+    )
+
+
+def call_name(call: Any) -> str:
+    """The function name of a tool call, or "" when the loop cannot execute it."""
+    if not isinstance(call, dict) or call.get("type", "function") != "function":
+        return ""
+    fn = call.get("function")
+    name = fn.get("name") if isinstance(fn, dict) else None
+    return clean(name) if isinstance(name, str) else ""

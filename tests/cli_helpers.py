@@ -1,0 +1,57 @@
+"""Helpers shared by the command-line tests: run `rig-nb` in process or as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+from rig_nb.__main__ import main
+
+KEY = "sk-test-0123456789abcdef"
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env.update(extra)
+    return env
+
+
+def rig(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rig_nb", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean_env(**env),
+    )
+
+
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> Ran:
+    """`main(args)` in this process, with what it printed."""
+    try:
+        status = main(list(args))
+    except SystemExit as exc:  # argparse: --help, usage errors
+        status = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return Ran(status, out, err)
+
+
+def assert_one_line_error(
+    proc: Ran | subprocess.CompletedProcess[str], status: int, *parts: str
+) -> None:
+    assert proc.returncode == status, proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert proc.stderr.startswith("rig-nb") and proc.stderr.count("\n") == 1, proc.stderr
+    for part in parts:
+        assert part in proc.stderr

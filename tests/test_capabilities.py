@@ -1,0 +1,317 @@
+"""endpoint_report against scripted servers: request budget, verdicts, server guess, advice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rig_nb import Client
+from rig_nb.capabilities import CHECKS, describe_report, endpoint_report, guess_server
+from rig_nb.testing import (
+    RecordedRequest,
+    Reply,
+    ScriptedServer,
+    chat_reply,
+    tool_call,
+    wants_stream,
+)
+from rig_nb.wire import Reply as WireReply
+
+KEY = "sk-doctor-SECRET-31337"
+
+
+class FakeServer:
+    """Answers like a configurable server: what it does with tools, reasoning and streams."""
+
+    def __init__(
+        self,
+        *,
+        owned_by: str = "someone",
+        calls_with: tuple[str | None, ...] = ("auto", "required"),
+        content: str = "17 * 23 = 391.",
+        reasoning: dict[str, str] | None = None,
+        stream_content: str | None = None,
+        headers: dict[str, str] | None = None,
+        extra_top: dict[str, Any] | None = None,
+        usage: dict[str, Any] | None = None,
+    ) -> None:
+        self.owned_by = owned_by
+        self.calls_with = calls_with
+        self.content = content
+        self.reasoning = reasoning or {}
+        self.stream_content = stream_content
+        self.headers = headers or {}
+        self.extra_top = extra_top or {}
+        self.usage = usage
+
+    def __call__(self, request: RecordedRequest) -> Reply | dict[str, Any]:
+        if request.method == "GET":
+            return Reply({"data": [{"id": "m", "owned_by": self.owned_by}]}, headers=self.headers)
+        body = request.json
+        usage = self.usage or {"prompt_tokens": 10, "completion_tokens": 5}
+        if body.get("tools"):
+            if body.get("tool_choice") in self.calls_with:
+                reply = chat_reply(None, tool_calls=[tool_call("ping", {"message": "hi"})])
+            else:
+                reply = chat_reply("I would call ping.", usage=usage)
+        else:
+            content = self.stream_content if wants_stream(request) else None
+            reply = chat_reply(
+                self.content if content is None else content,
+                usage=usage,
+                message_extra=self.reasoning,
+            )
+        reply.update(self.extra_top)
+        if wants_stream(request):
+            from rig_nb.testing import streamed
+
+            out = streamed(reply)
+            out.headers = {**out.headers, **self.headers}
+            return out
+        return Reply(reply, headers=self.headers)
+
+
+def report_of(fake: FakeServer, **kw: Any) -> tuple[Any, list[RecordedRequest]]:
+    with ScriptedServer([fake] * 20) as server, Client(server.base_url, KEY) as client:
+        report = endpoint_report(client, "m", **kw)
+        return report, list(server.requests)
+
+
+def test_every_check_is_there_within_the_request_budget() -> None:
+    report, requests = report_of(FakeServer())
+    assert [c.name for c in report.checks] == list(CHECKS)
+    assert len(requests) <= 12
+    assert report.model == "m"
+    verdicts = {c.name: c.verdict for c in report.checks}
+    assert verdicts == {
+        "tool_choice_unset": "text",
+        "tool_choice_auto": "tool call",
+        "tool_choice_required": "tool call",
+        "reasoning_location": "none",
+        "leak_dialects": "no",
+        "text_tool_calls": "no",
+        "stream_parity": "same",
+        "usage_reported": "yes",
+        "reasoning_tokens_reported": "no",
+    }
+    assert report.check("tool_choice_unset").advice.startswith("this endpoint only calls tools")
+    assert report.check("reasoning_tokens_reported").advice == ""  # no reasoning seen
+    for check in report.checks:
+        assert check.name in describe_report(report)
+    df = report.to_dataframe()
+    assert list(df.columns) == ["check", "verdict", "evidence", "advice"] and len(df) == 9
+
+
+def test_without_streaming_fewer_requests_and_parity_unchecked() -> None:
+    report, requests = report_of(FakeServer(), stream=False)
+    assert not any(r.json and r.json.get("stream") for r in requests if r.method == "POST")
+    assert report.check("stream_parity").verdict == "not checked"
+
+
+@pytest.mark.parametrize(
+    ("fake", "server"),
+    [
+        pytest.param(FakeServer(owned_by="vllm"), "vllm", id="vllm"),
+        pytest.param(FakeServer(owned_by="llamacpp"), "llama.cpp", id="llama-server"),
+        pytest.param(FakeServer(owned_by="me"), "llama.cpp", id="llama-cpp-python"),
+        pytest.param(FakeServer(owned_by="library"), "ollama", id="ollama"),
+        pytest.param(FakeServer(owned_by="organization_owner"), "lm-studio", id="lm-studio"),
+        pytest.param(FakeServer(owned_by="sglang"), "sglang", id="sglang"),
+        pytest.param(
+            FakeServer(owned_by="x", extra_top={"timings": {"predicted_n": 5}}),
+            "llama.cpp",
+            id="timings",
+        ),
+        pytest.param(
+            FakeServer(owned_by="openai", headers={"x-litellm-version": "1.108.7"}),
+            "litellm",
+            id="litellm-header",
+        ),
+        pytest.param(
+            FakeServer(owned_by="x", extra_top={"system_fingerprint": "fp_44709d6fcb"}),
+            "openai",
+            id="openai-fingerprint",
+        ),
+        pytest.param(FakeServer(owned_by="rig-nb-demo"), "unknown", id="unknown"),
+    ],
+)
+def test_the_server_kind_is_guessed_from_what_it_sends(fake: FakeServer, server: str) -> None:
+    report, _ = report_of(fake, stream=False)
+    assert report.server == server
+
+
+def test_guess_server_without_a_reply() -> None:
+    assert guess_server("", None) == "unknown"
+    assert guess_server("VLLM", None) == "vllm"
+    assert guess_server("x", WireReply(system_fingerprint="b6123-abcdef0")) == "llama.cpp"
+
+
+def test_reasoning_in_content_gets_the_servers_parser_flag() -> None:
+    fake = FakeServer(owned_by="vllm", content="Let me think.\n</think>\n\n391.")
+    report, _ = report_of(fake)
+    check = report.check("reasoning_location")
+    assert check.verdict == "content:unopened"
+    assert "--reasoning-parser" in check.advice
+    assert "</think>" in check.evidence
+
+
+def test_reasoning_in_a_field_is_named() -> None:
+    fake = FakeServer(owned_by="library", reasoning={"reasoning": "17 * 20 = 340; plus 51."})
+    report, _ = report_of(fake)
+    assert report.check("reasoning_location").verdict == "field:reasoning"
+    assert report.check("reasoning_location").advice == ""
+    assert report.check("reasoning_tokens_reported").advice != ""  # reasoning, but not counted
+
+
+def test_tool_calls_as_text_name_the_dialect_and_the_fix() -> None:
+    class TextCalls(FakeServer):
+        def __call__(self, request: RecordedRequest) -> Reply | dict[str, Any]:
+            if request.method == "POST" and request.json.get("tools"):
+                text = '<tool_call>\n{"name": "ping", "arguments": {"message": "hi"}}\n</tool_call>'
+                return chat_reply(text)
+            return super().__call__(request)
+
+    report, _ = report_of(TextCalls(owned_by="vllm"))
+    assert report.check("tool_choice_auto").verdict == "text"
+    assert "--tool-call-parser" in report.check("tool_choice_auto").advice
+    text_calls = report.check("text_tool_calls")
+    assert text_calls.verdict == "tool-call-tag"
+    assert "recover_text_tool_calls=True" in text_calls.advice
+    assert report.check("leak_dialects").verdict == "tool-call-tag"
+
+
+def test_a_stream_that_differs_from_the_whole_reply_is_named() -> None:
+    # LiteLLM's way: non-streamed replies have the think block split out, streamed ones do not.
+    fake = FakeServer(
+        owned_by="openai",
+        headers={"x-litellm-version": "1.108.7"},
+        reasoning={"reasoning_content": "Let me think."},
+        stream_content="<think>Let me think.</think>391.",
+        content="391.",
+    )
+    report, _ = report_of(fake)
+    parity = report.check("stream_parity")
+    assert parity.verdict.startswith("differs: ")
+    assert "tags none not streamed, closed streamed" in parity.verdict
+    assert "LiteLLM rewrites non-streamed replies" in parity.advice
+    assert report.server == "litellm"
+
+
+def test_http_errors_are_verdicts_and_evidence_holds_no_secret() -> None:
+    class Strict(FakeServer):
+        def __call__(self, request: RecordedRequest) -> Reply | dict[str, Any]:
+            if request.method == "POST" and request.json.get("tool_choice") == "required":
+                message = f"tool_choice required is not supported (key {KEY})"
+                return Reply({"error": {"message": message}}, status=400)
+            return super().__call__(request)
+
+    report, _ = report_of(Strict())
+    check = report.check("tool_choice_required")
+    assert check.verdict == "error 400"
+    assert "not supported" in check.evidence and KEY not in check.evidence
+    assert 'rejects tool_choice "required"' in check.advice
+    assert KEY not in describe_report(report) and KEY not in str(report.to_dict())
+
+
+def test_an_unreachable_endpoint_is_a_report_not_an_exception() -> None:
+    from conftest import free_port
+
+    with Client(f"http://127.0.0.1:{free_port()}/v1", max_retries=0) as client:
+        report = endpoint_report(client, "m")
+    assert report.server == "unknown"
+    assert report.check("tool_choice_auto").verdict == "error"
+    assert "refused" in report.check("tool_choice_auto").evidence
+
+
+# What each demo persona reproduces, as the doctor should see it (stream_parity is "same" and
+# usage "yes" everywhere: the demo streams the very reply it would send whole).
+PERSONAS = {
+    "well-behaved": ("vllm", "tool call", "tool call", "none", "no", "no"),
+    "qwen3-no-parser": ("vllm", "tool call", "tool call", "content:unopened", "no", "no"),
+    "r1-json-sketch": ("vllm", "tool call", "tool call", "content:closed", "no", "no"),
+    "budget-think": ("vllm", "length", "length", "content:unclosed", "no", "no"),
+    "reasoning-field": ("vllm", "tool call", "tool call", "field:reasoning_content", "no", "no"),
+    "ollama-reasoning": ("ollama", "tool call", "tool call", "field:reasoning", "no", "no"),
+    "hermes-text-tools": (
+        "vllm",
+        "text",
+        "text",
+        "content:closed",
+        "tool-call-tag",
+        "tool-call-tag",
+    ),
+    "tool-spinner": ("llama.cpp", "text", "tool call", "none", "no", "no"),
+    "html-injector": ("unknown", "tool call", "tool call", "content:closed", "no", "no"),
+    "gpt-oss-raw-harmony": ("sglang", "text", "text", "none", "harmony", "harmony"),
+    "gpt-oss-stripped-tokens": ("llama.cpp", "tool call", "tool call", "none", "harmony", "no"),
+    "qwen3-coder-text-calls": (
+        "ollama",
+        "text",
+        "text",
+        "none",
+        "tool-call-tag,function-tag",
+        "tool-call-tag,function-tag",
+    ),
+    "mistral-text-calls": (
+        "lm-studio",
+        "text",
+        "text",
+        "none",
+        "mistral-tool-calls",
+        "mistral-tool-calls",
+    ),
+    "draft-then-call": ("vllm", "tool call", "tool call", "content:closed", "tool-call-tag", "no"),
+    "answer-in-reasoning": (
+        "lm-studio",
+        "tool call",
+        "tool call",
+        "field:reasoning_content",
+        "no",
+        "no",
+    ),
+    "gateway-reasoning-details": (
+        "unknown",
+        "tool call",
+        "tool call",
+        "field:reasoning_details",
+        "no",
+        "no",
+    ),
+    "smollm2-recorded": ("llama.cpp", "text", "tool call", "none", "no", "no"),
+}
+# The server-side fix each persona's reported problem has, as the report must name it.
+FIXES = {
+    "qwen3-no-parser": ("reasoning_location", "--reasoning-parser"),
+    "r1-json-sketch": ("reasoning_location", "--reasoning-parser"),
+    "hermes-text-tools": ("tool_choice_auto", "--enable-auto-tool-choice --tool-call-parser"),
+    "tool-spinner": ("tool_choice_unset", 'keep tool_choice "auto"'),
+    "gpt-oss-raw-harmony": ("leak_dialects", "harmony"),
+    "gpt-oss-stripped-tokens": ("leak_dialects", "--jinja"),
+    "qwen3-coder-text-calls": ("text_tool_calls", "ollama show --template"),
+    "mistral-text-calls": ("tool_choice_auto", "tool use"),
+    "budget-think": ("tool_choice_auto", "budget ran out"),
+}
+
+
+@pytest.mark.parametrize("model", list(PERSONAS))
+def test_every_demo_persona_gets_the_report_it_reproduces(demo_client: Client, model: str) -> None:
+    report = endpoint_report(demo_client, model)
+    server, unset, auto, location, leaks, text_calls = PERSONAS[model]
+    got = {c.name: c.verdict for c in report.checks}
+    assert (report.server, got["tool_choice_unset"], got["tool_choice_auto"]) == (
+        server,
+        unset,
+        auto,
+    )
+    assert (got["reasoning_location"], got["leak_dialects"], got["text_tool_calls"]) == (
+        location,
+        leaks,
+        text_calls,
+    )
+    assert (got["stream_parity"], got["usage_reported"]) == ("same", "yes")
+    if model in FIXES:
+        name, fix = FIXES[model]
+        assert fix in report.check(name).advice
+    if location == "none" and leaks == "no":
+        assert report.check("reasoning_location").advice == ""

@@ -1,0 +1,212 @@
+"""The command line: `compare`, `doctor` and `models`.
+
+In process against the session's demo endpoint; the progress line as a subprocess
+whose stderr is a terminal.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from cli_helpers import KEY, assert_one_line_error, clean_env, cli
+from conftest import free_port
+
+from rig_nb.capabilities import CHECKS
+from rig_nb.compare import COLUMNS, DEFAULT_SCENARIOS
+from rig_nb.demo import DemoServer
+from rig_nb.report import load_traces
+
+
+def endpoints_toml(tmp_path: Path, *tables: tuple[str, str, str]) -> str:
+    path = tmp_path / "endpoints.toml"
+    path.write_text(
+        "".join(
+            f'[[endpoint]]\nname = "{n}"\nbase_url = "{u}"\nmodel = "{m}"\n' for n, u, m in tables
+        )
+    )
+    return str(path)
+
+
+def test_compare(
+    demo: DemoServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("RIG_TEST_KEY", KEY)
+    toml = endpoints_toml(
+        tmp_path,
+        ("clean", demo.base_url, "well-behaved"),
+        ("hermes", demo.base_url, "hermes-text-tools"),
+    )
+    out = {name: str(tmp_path / name) for name in ("out.csv", "report.html", "traces.jsonl")}
+    ran = cli(
+        capsys, "compare", toml, "--api-key-env", "RIG_TEST_KEY", "--repeats", "2",
+        "--csv", out["out.csv"], "--html", out["report.html"], "--traces", out["traces.jsonl"],
+    )  # fmt: skip
+    assert ran.returncode == 1  # hermes writes its tool calls as text: a row not ok
+    rows_n = 2 * 2 * len(DEFAULT_SCENARIOS)
+    assert ran.stderr.splitlines() == [
+        f"wrote {rows_n} rows to {out['out.csv']}",
+        f"wrote the report to {out['report.html']}",
+        f"wrote {rows_n} traces to {out['traces.jsonl']}",
+        ran.stderr.splitlines()[-1],
+    ]
+    assert re.fullmatch(rf"rig-nb: \d+ of {rows_n} runs not ok", ran.stderr.splitlines()[-1])
+    summary, rows = ran.stdout.split("\n\n")
+    assert summary.startswith("summary: ")
+    assert re.search(r"^probe\s+2/2 ok, [\d.]+ s\s+0/2 ok, [\d.]+ s$", summary, re.M)
+    assert re.search(r"^hermes\s+hermes-text-tools\s+probe\s+0\s+NoToolCallingError\s", rows, re.M)
+    with open(out["out.csv"]) as f:
+        table = list(csv.DictReader(f))
+    assert list(table[0]) == COLUMNS
+    assert [r["endpoint"] for r in table] == ["clean"] * (rows_n // 2) + ["hermes"] * (rows_n // 2)
+    assert [r["repeat"] for r in table[:2]] == ["0", "1"]
+    assert [t.model for t in load_traces(out["traces.jsonl"])][0] == "well-behaved"
+    assert "hermes-text-tools" in Path(out["report.html"]).read_text()
+    for text in (ran.stdout, ran.stderr, *(Path(p).read_text() for p in out.values())):
+        assert KEY not in text
+    assert f"Bearer {KEY}" in [r.headers.get("authorization") for r in demo.requests]
+    as_json = json.loads(cli(capsys, "compare", toml, "--json", "--stream").stdout)
+    assert [r["scenario"] for r in as_json[: len(DEFAULT_SCENARIOS)]] == [
+        s.name for s in DEFAULT_SCENARIOS
+    ]
+
+
+def test_compare_exits_0_when_every_run_is_ok(
+    demo: DemoServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = cli(capsys, "compare", endpoints_toml(tmp_path, ("clean", demo.base_url, "well-behaved")))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert ran.stderr == ""
+
+
+def test_compare_names_what_to_change_for_a_dead_endpoint(
+    demo: DemoServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    port = free_port()
+    toml = endpoints_toml(
+        tmp_path,
+        ("clean", demo.base_url, "well-behaved"),
+        ("dead", f"http://127.0.0.1:{port}/v1", "m"),
+    )
+    ran = cli(capsys, "compare", toml)
+    assert ran.returncode == 1
+    assert ran.stderr.splitlines() == [
+        f"rig-nb: endpoint 'dead': nothing answers at 127.0.0.1:{port}: check that the server "
+        "is running and listens on that host and port",
+        f"rig-nb: {len(DEFAULT_SCENARIOS)} of {2 * len(DEFAULT_SCENARIOS)} runs not ok",
+    ]
+
+
+def test_compare_progress_on_a_terminal(demo: DemoServer, tmp_path: Path) -> None:
+    import pty
+
+    toml = endpoints_toml(tmp_path, ("clean", demo.base_url, "well-behaved"))
+    parent, child = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "rig_nb", "compare", toml],
+            stdout=subprocess.PIPE, stderr=child, timeout=120, env=clean_env(),
+        )  # fmt: skip
+        os.close(child)
+        child = -1
+        err = b""
+        while True:
+            try:
+                chunk = os.read(parent, 4096)
+            except OSError:  # EIO: the terminal's other end is closed and drained
+                break
+            if not chunk:
+                break
+            err += chunk
+    finally:
+        os.close(parent)
+        if child != -1:
+            os.close(child)
+    total = len(DEFAULT_SCENARIOS)
+    assert proc.returncode == 0
+    assert (
+        err.decode()
+        == "".join(f"\rcompare: {n}/{total} runs" for n in range(1, total + 1)) + "\r\n"
+    )
+    assert b"\r" not in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        pytest.param("[[endpoint]\nname = ", ["invalid TOML"], id="bad-toml"),
+        pytest.param("title = 'x'\n", ["no [[endpoint]] tables"], id="no-endpoints"),
+        pytest.param(
+            "[[endpoint]]\nname = 'a'\nbase_url = 'http://127.0.0.1:1/v1'\n",
+            ["endpoint 1", "'model'"],
+            id="no-model",
+        ),
+        pytest.param(
+            "[[endpoint]]\nname='a'\nbase_url='http://127.0.0.1:1/v1'\nmodel='m'\n"
+            "api_key='sk-in-file'\n",
+            ["unknown key 'api_key'", "environment variable"],
+            id="key-in-file",
+        ),
+        pytest.param(
+            "[[endpoint]]\nname='a'\nbase_url='http://127.0.0.1:1/v1'\nmodel='m'\n"
+            "api_key_env='RIG_UNSET_VAR'\n",
+            ["RIG_UNSET_VAR", "not set"],
+            id="missing-env",
+        ),
+        pytest.param(
+            "[[endpoint]]\nname='a'\nbase_url='ftp://x'\nmodel='m'\n", ["base_url"], id="bad-url"
+        ),
+        pytest.param(
+            "[[endpoint]]\nname='a'\nbase_url='http://h/v1'\nmodel='m'\n"
+            "[[endpoint]]\nname='a'\nbase_url='http://h/v1'\nmodel='n'\n",
+            ["duplicate name 'a'"],
+            id="duplicate",
+        ),
+    ],
+)
+def test_compare_bad_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, parts: list[str]
+) -> None:
+    path = tmp_path / "endpoints.toml"
+    path.write_text(text)
+    ran = cli(capsys, "compare", str(path))
+    assert_one_line_error(ran, 2, *parts)
+    assert "sk-in-file" not in ran.stderr
+    assert_one_line_error(cli(capsys, "compare", str(tmp_path / "nope.toml")), 2, "nope.toml")
+
+
+# --- doctor, models ------------------------------------------------------------------------
+
+
+def test_doctor(capsys: pytest.CaptureFixture[str], demo: DemoServer) -> None:
+    args = ("doctor", "--base-url", demo.base_url, "--model", "hermes-text-tools")
+    ran = cli(capsys, *args)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith("hermes-text-tools: server ")
+    assert re.search(r"^  text_tool_calls\s+tool-call-tag$", ran.stdout, re.M)
+    assert "fix: " in ran.stdout
+    report = json.loads(cli(capsys, *args, "--json", "--no-stream").stdout)
+    assert report["model"] == "hermes-text-tools"
+    checks = {c["name"]: c["verdict"] for c in report["checks"]}
+    assert list(checks) == list(CHECKS)
+    assert checks["stream_parity"] == "not checked"
+
+
+def test_models(capsys: pytest.CaptureFixture[str], demo: DemoServer) -> None:
+    ran = cli(capsys, "models", "--base-url", demo.origin)
+    assert ran.returncode == 0, ran.stderr
+    lines = ran.stdout.splitlines()
+    assert re.fullmatch(r"id\s+owned_by", lines[0])
+    listed = httpx.get(f"{demo.base_url}/models", timeout=10).json()["data"]
+    assert [m["id"] for m in listed] == demo.models
+    assert [line.split() for line in lines[1:]] == [[m["id"], m["owned_by"]] for m in listed]

@@ -1,0 +1,391 @@
+"""Streamed and unstreamed runs of the same replies agree (issue 12's equivalence table).
+
+For every demo persona and a set of scripted replies, a run with `stream=True`
+gives the same RunResult and the same trace as one without, once the timing
+fields are removed; the probe too. Streamed rounds say so (`streamed`, `chunks`,
+`ttft_s`). Also the demo endpoint's own stream: pacing, usage, errors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+import pytest
+
+from rig_nb import Client, RigError, RunRequest, Tool, Trace
+from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools
+from rig_nb.testing import RecordedRequest, ScriptedServer, chat_reply, tool_call
+
+TIMING = frozenset({"latency_s", "ttft_s", "elapsed_s", "duration_s", "chunks", "streamed"})
+DEMO_MODELS = [
+    "well-behaved",
+    "qwen3-no-parser",
+    "r1-json-sketch",
+    "budget-think",
+    "reasoning-field",
+    "ollama-reasoning",
+    "hermes-text-tools",
+    "tool-spinner",
+    "html-injector",
+    "gpt-oss-raw-harmony",
+    "gpt-oss-stripped-tokens",
+    "qwen3-coder-text-calls",
+    "mistral-text-calls",
+    "mistral-mlx-text-calls",
+    "draft-then-call",
+    "answer-in-reasoning",
+    "gateway-reasoning-details",
+    "smollm2-chatml-recorded",
+    "smollm2-recorded",
+]
+TEXT_TOOL_MODELS = [
+    "hermes-text-tools",
+    "gpt-oss-raw-harmony",
+    "qwen3-coder-text-calls",
+    "mistral-text-calls",
+    "mistral-mlx-text-calls",
+    "draft-then-call",
+]
+
+
+def untimed(value: Any) -> Any:
+    """A trace's dict with every timing field removed, at any depth."""
+    if isinstance(value, dict):
+        return {k: untimed(v) for k, v in value.items() if k not in TIMING}
+    if isinstance(value, list):
+        return [untimed(v) for v in value]
+    return value
+
+
+def run_once(client: Client, request: RunRequest, stream: bool) -> tuple[Any, Trace]:
+    """(result, trace); result is (text, iterations, tool_calls) or the error class name."""
+    try:
+        result = client.run(dataclasses.replace(request, stream=stream))
+    except RigError as exc:
+        assert exc.trace is not None
+        return type(exc).__name__, exc.trace
+    return (result.text, result.iterations, result.tool_calls), result.trace
+
+
+def run_both_ways(client: Client, request: RunRequest) -> list[tuple[Any, Trace]]:
+    return [run_once(client, request, stream) for stream in (False, True)]
+
+
+def assert_same(plain: tuple[Any, Trace], streamed: tuple[Any, Trace]) -> None:
+    assert streamed[0] == plain[0]
+    assert untimed(streamed[1].to_dict()) == untimed(plain[1].to_dict())
+    for it in plain[1].iterations:
+        assert (it.streamed, it.chunks, it.ttft_s) == (False, 0, 0.0)
+    replied = [it for it in streamed[1].iterations if it.ending != "error"]
+    assert replied
+    for it in replied:
+        assert it.streamed and it.chunks > 0 and it.ttft_s > 0
+        assert it.latency_s >= it.ttft_s
+
+
+def test_the_table_covers_every_persona(demo: DemoServer) -> None:
+    assert demo.models == DEMO_MODELS
+
+
+@pytest.mark.parametrize("model", DEMO_MODELS)
+def test_every_persona_runs_the_same_streamed(demo_client: Client, model: str) -> None:
+    request = RunRequest(model, 512, system=DEMO_SYSTEM, prompt=DEMO_PROMPT, tools=demo_tools())
+    plain, streamed = run_both_ways(demo_client, request)
+    assert_same(plain, streamed)
+
+
+@pytest.mark.parametrize("model", TEXT_TOOL_MODELS)
+def test_recovered_text_calls_run_the_same_streamed(demo_client: Client, model: str) -> None:
+    request = RunRequest(
+        model,
+        512,
+        system=DEMO_SYSTEM,
+        prompt=DEMO_PROMPT,
+        tools=demo_tools(),
+        recover_text_tool_calls=True,
+    )
+    plain, streamed = run_both_ways(demo_client, request)
+    assert_same(plain, streamed)
+    assert len(plain[1].tool_calls) == 3  # the loop did run: the rows compare real work
+
+
+@pytest.mark.parametrize("model", DEMO_MODELS)
+def test_every_persona_probes_the_same_streamed(demo_client: Client, model: str) -> None:
+    plain = demo_client.probe_trace(model)
+    streamed = demo_client.probe_trace(model, stream=True)
+    assert streamed.outcome == plain.outcome
+    assert untimed(streamed.to_dict()) == untimed(plain.to_dict())
+    assert streamed.iterations[0].streamed and streamed.iterations[0].chunks > 0
+
+
+def _echo(args: dict[str, Any]) -> str:
+    return f"echo {args['text']}"
+
+
+ECHO = Tool(
+    "echo",
+    "Echo the text back.",
+    {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    _echo,
+)
+USAGE = {
+    "prompt_tokens": 12,
+    "completion_tokens": 40,
+    "total_tokens": 52,
+    "completion_tokens_details": {"reasoning_tokens": 31},
+    "prompt_tokens_details": {"cached_tokens": 8},
+}
+LONG_ARGS = {"text": "a long argument that arrives over several deltas " * 4}
+NAMELESS = {"id": "call_x", "type": "function", "function": {"arguments": "{}"}}
+PARTS = [
+    {"type": "reasoning.text", "text": "First part of the reasoning, "},
+    {"type": "reasoning.text", "text": "then the second part."},
+]
+THINKING = "Let me think about this for a moment before I answer."
+
+
+def _script(*replies: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return list(replies)
+
+
+SCRIPTS = [
+    pytest.param(_script(chat_reply("Hello there.")), id="plain-answer"),
+    pytest.param(
+        _script(
+            chat_reply(None, tool_calls=[tool_call("echo", {"text": "hi"}, id="call_1")]),
+            chat_reply("It said: echo hi."),
+        ),
+        id="tool-round-trip",
+    ),
+    pytest.param(
+        _script(
+            chat_reply(
+                None,
+                tool_calls=[
+                    tool_call("echo", LONG_ARGS, id="call_a"),
+                    tool_call("echo", {"text": "two"}, id="call_b"),
+                ],
+            ),
+            chat_reply("Both echoed."),
+        ),
+        id="two-calls-long-arguments",
+    ),
+    pytest.param(
+        _script(chat_reply("The answer.", reasoning_content=THINKING)), id="reasoning_content"
+    ),
+    pytest.param(_script(chat_reply("The answer.", reasoning=THINKING)), id="reasoning"),
+    pytest.param(
+        _script(chat_reply("The answer.", message_extra={"thinking": THINKING})), id="thinking"
+    ),
+    pytest.param(
+        _script(chat_reply("The answer.", message_extra={"reasoning_details": PARTS})),
+        id="reasoning_details",
+    ),
+    pytest.param(
+        _script(
+            chat_reply(
+                "", tool_calls=[tool_call("echo", {"text": "x"})], reasoning_content=THINKING
+            ),
+            chat_reply("", reasoning=THINKING + " The answer is x."),
+        ),
+        id="calls-then-answer-in-reasoning",
+    ),
+    pytest.param(
+        _script(chat_reply(f"<think>{THINKING}</think>\n\nThe answer.")), id="think-in-content"
+    ),
+    pytest.param(
+        _script(
+            chat_reply(
+                '<think>Draft: <tool_call>{"name": "echo", "arguments": {"text": "x"}}'
+                "</tool_call> no, not needed.</think>\n\nThe answer."
+            )
+        ),
+        id="call-drafted-in-think",
+    ),
+    pytest.param(_script(chat_reply("Once upon a", finish_reason="length")), id="finish-length"),
+    pytest.param(
+        _script(chat_reply("", reasoning_content=THINKING, finish_reason="length")),
+        id="length-in-reasoning",
+    ),
+    pytest.param(_script(chat_reply(None, tool_calls=[NAMELESS])), id="nameless-call"),
+    pytest.param(
+        _script(chat_reply("The answer.", reasoning_content=THINKING, usage=USAGE)),
+        id="usage-with-reasoning-tokens",
+    ),
+    pytest.param(_script(chat_reply(None, usage={})), id="empty"),
+    pytest.param(
+        _script(
+            chat_reply('<tool_call>\n{"name": "echo", "arguments": {"text": "t"}}\n</tool_call>'),
+            chat_reply("Echoed t."),
+        ),
+        id="text-tool-call",
+    ),
+]
+
+
+@pytest.mark.parametrize("replies", SCRIPTS)
+@pytest.mark.parametrize(
+    "recover", [pytest.param(False, id="plain"), pytest.param(True, id="recovering")]
+)
+def test_scripted_replies_run_the_same_streamed(
+    server: ScriptedServer, replies: Sequence[Mapping[str, Any]], recover: bool
+) -> None:
+    # One server for both runs (the trace names its endpoint), each run served from the top.
+    queue: list[Mapping[str, Any]] = []
+
+    def serve(request: RecordedRequest) -> Mapping[str, Any]:
+        return queue.pop(0)
+
+    server.push(*[serve] * 2 * 3)  # at most 3 requests a run
+    request = RunRequest(
+        "scripted",
+        256,
+        prompt="Echo something.",
+        tools=(ECHO,),
+        max_iterations=3,
+        recover_text_tool_calls=recover,
+    )
+    with Client(server.base_url, max_retries=0) as client:
+        queue[:] = replies
+        plain = run_once(client, request, False)
+        queue[:] = replies
+        streamed = run_once(client, request, True)
+    assert_same(plain, streamed)
+    sent = [r.json for r in server.requests]
+    assert [b.get("stream", False) for b in sent] == [False] * (len(sent) // 2) + [True] * (
+        len(sent) // 2
+    )
+    assert all(b["stream_options"] == {"include_usage": True} for b in sent if b.get("stream"))
+
+
+PROBES = [
+    pytest.param(chat_reply(None, tool_calls=[tool_call("ping", {"message": "hello"})]), id="call"),
+    pytest.param(chat_reply("I would ping."), id="text"),
+    pytest.param(chat_reply("", reasoning=THINKING, finish_reason="length"), id="length"),
+    pytest.param(chat_reply(None, tool_calls=[NAMELESS]), id="nameless"),
+    pytest.param(
+        chat_reply(
+            None, tool_calls=[tool_call("ping", {})], message_extra={"reasoning_details": PARTS}
+        ),
+        id="call-with-reasoning-details",
+    ),
+]
+
+
+@pytest.mark.parametrize("reply", PROBES)
+def test_scripted_probe_is_the_same_streamed(
+    server: ScriptedServer, reply: Mapping[str, Any]
+) -> None:
+    server.push(reply, reply)
+    with Client(server.base_url) as client:
+        plain = client.probe_trace("scripted")
+        streamed = client.probe_trace("scripted", stream=True)
+    assert streamed.outcome == plain.outcome
+    assert untimed(streamed.to_dict()) == untimed(plain.to_dict())
+    assert streamed.iterations[0].streamed and streamed.iterations[0].chunks > 0
+
+
+# The demo endpoint's own streams.
+
+
+def _stream(server: DemoServer, model: str, **extra: Any) -> httpx.Response:
+    body = {
+        "model": model,
+        "messages": [{"role": "user", "content": DEMO_PROMPT}],
+        "stream": True,
+        **extra,
+    }
+    return httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=10)
+
+
+def _events(reply: httpx.Response) -> list[Any]:
+    assert reply.headers["content-type"] == "text/event-stream"
+    lines = [line for line in reply.text.splitlines() if line]
+    assert all(line.startswith("data: ") for line in lines)
+    return [line[6:] if line == "data: [DONE]" else json.loads(line[6:]) for line in lines]
+
+
+def test_deltas_are_paced_so_ttft_and_decode_speed_show() -> None:
+    request = RunRequest("well-behaved", 512, prompt="Say hello to the team, please.")
+    with DemoServer(stream_first_delay=0.2, stream_interval=0.01) as server:
+        with Client(server.base_url) as client:
+            streamed = client.run(dataclasses.replace(request, stream=True)).trace.iterations[0]
+            plain = client.run(request).trace.iterations[0]
+    assert streamed.ttft_s >= 0.2
+    assert streamed.chunks > 5
+    assert streamed.latency_s - streamed.ttft_s >= 0.01 * (streamed.chunks - 1)
+    assert streamed.decode_tok_s is not None and streamed.decode_tok_s > 0
+    assert plain.ttft_s == 0.0 and plain.decode_tok_s is None
+
+
+def test_the_default_server_paces_its_streams() -> None:
+    request = RunRequest("well-behaved", 512, prompt="Hello!", stream=True)
+    with DemoServer() as server, Client(server.base_url) as client:
+        it = client.run(request).trace.iterations[0]
+    assert (server.stream_first_delay, server.stream_interval) == (0.05, 0.004)
+    assert it.ttft_s >= 0.05
+    assert it.latency_s - it.ttft_s >= 0.004 * (it.chunks - 1)
+
+
+@pytest.mark.parametrize(
+    ("options", "usage"),
+    [
+        pytest.param({}, False, id="not-asked"),
+        pytest.param({"stream_options": {"include_usage": False}}, False, id="asked-not"),
+        pytest.param({"stream_options": {"include_usage": True}}, True, id="asked"),
+    ],
+)
+def test_usage_is_streamed_only_when_asked(
+    demo: DemoServer, options: dict[str, Any], usage: bool
+) -> None:
+    events = _events(_stream(demo, "reasoning-field", **options))
+    assert events[-1] == "[DONE]"
+    chunks = events[:-1]
+    assert all(e["object"] == "chat.completion.chunk" for e in chunks)
+    assert any(e["choices"] and e["choices"][0]["delta"].get("reasoning_content") for e in chunks)
+    with_usage = [e for e in chunks if "usage" in e]
+    if not usage:
+        assert with_usage == []
+        return
+    body = {"model": "reasoning-field", "messages": [{"role": "user", "content": DEMO_PROMPT}]}
+    unstreamed = httpx.post(f"{demo.base_url}/chat/completions", json=body, timeout=10).json()
+    assert with_usage == [chunks[-1]]
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"] == unstreamed["usage"]
+
+
+@pytest.mark.parametrize(
+    ("model", "extra", "status"),
+    [
+        pytest.param("tool-spinner", {"tool_choice": "required"}, 500, id="persona-500"),
+        pytest.param("smollm2-recorded", {"tool_choice": "required"}, 500, id="recorded-500"),
+        pytest.param("gpt-nope", {}, 404, id="unknown-model"),
+        pytest.param("well-behaved", {"max_tokens": -1}, 400, id="bad-request"),
+    ],
+)
+def test_errors_are_not_streamed(
+    demo: DemoServer, model: str, extra: dict[str, Any], status: int
+) -> None:
+    if "tool_choice" in extra:
+        extra = {**extra, "tools": [t.to_openai() for t in demo_tools()]}
+    reply = _stream(demo, model, **extra)
+    assert reply.status_code == status
+    assert reply.headers["content-type"] == "application/json"
+    assert "error" in reply.json()
+
+
+@pytest.mark.parametrize(
+    "delays",
+    [
+        pytest.param({"stream_first_delay": -0.1}, id="negative"),
+        pytest.param({"stream_interval": float("nan")}, id="nan"),
+        pytest.param({"stream_interval": True}, id="bool"),
+        pytest.param({"stream_first_delay": "0.1"}, id="string"),
+    ],
+)
+def test_stream_delays_must_be_seconds(delays: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="seconds >= 0"):
+        DemoServer(**delays)
