@@ -302,7 +302,14 @@ class Client:
                 reply.headers = _kept_headers(http.headers)
                 return reply
 
-        return self._attempts(send, retries)
+        try:
+            return self._attempts(send, retries)
+        except ResponseTooLargeError as exc:
+            # The cap counts the event stream, about 100 to 200 bytes per delta.
+            raise ResponseTooLargeError(
+                f"{exc.message}; a stream sends 100-200 bytes per delta: raise "
+                "max_response_bytes for long streamed replies"
+            ) from None
 
     def list_models(self) -> Models:
         """GET /models, once: the model list (`id`, `owned_by`, ...), empty when not a list."""

@@ -16,6 +16,7 @@ from ..compare import summarize
 
 if TYPE_CHECKING:
     import pandas as pd
+from ._tree import close_tree
 
 __all__ = ["EXPLANATIONS", "CompareView", "matrix_html"]
 
@@ -173,6 +174,10 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
             # Shown where widgets cannot render (a static viewer of a saved notebook).
             data["text/html"] = self.matrix.value + self.legend.value + self.table.value
         return data
+
+    def close(self) -> None:
+        close_tree(self)  # Box.close leaves its children open: a closed view must free them
+        super().close()
 
     def __repr__(self) -> str:
         return f"<CompareView {self.summary.value}>"

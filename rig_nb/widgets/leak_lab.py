@@ -17,6 +17,7 @@ from ..content import decode_json_object, strip_with_shape
 from ..dialects import find_text_tool_calls, leak_dialects
 from ..errors import RigError
 from ..record import describe
+from ._tree import close_tree
 
 __all__ = ["EXAMPLES", "EXPLAIN", "LeakLab"]
 
@@ -153,3 +154,7 @@ class LeakLab(widgets.VBox):  # type: ignore[misc]
         else:
             self.decode_error.value = "ok"
             self.decoded.value = pre(json.dumps(self.result, indent=2, ensure_ascii=False))
+
+    def close(self) -> None:
+        close_tree(self)  # Box.close leaves its children open: a closed view must free them
+        super().close()

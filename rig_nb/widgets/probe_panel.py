@@ -19,6 +19,7 @@ from ..client import Client
 from ..errors import RigError
 from ..redact import Redactor
 from ..wire import TOOL_CHOICES
+from ._tree import close_tree
 
 __all__ = ["TOOL_CHOICE_OPTIONS", "VERDICTS", "ProbePanel", "SecretField"]
 
@@ -184,6 +185,10 @@ class ProbePanel(widgets.VBox):  # type: ignore[misc]
         table = table_html(["check", "verdict", "evidence", "fix"], rows, styles)
         self._show(self.report, head + table)
         return report
+
+    def close(self) -> None:
+        close_tree(self)  # Box.close leaves its children open: a closed view must free them
+        super().close()
 
     def __repr__(self) -> str:
         return f"<ProbePanel model={self.model.value!r}>"
