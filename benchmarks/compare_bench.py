@@ -3,18 +3,21 @@
 Besides the figure, two what-if rows that are benchmark code, not rig_nb code:
 every pair in flight at once (`concurrency=` the pair count), and that again
 with one SSL context shared by every httpx.HTTPTransport (each new Client
-otherwise loads the CA bundle, tens of ms of CPU under the GIL).
+otherwise loads the CA bundle, tens of ms of CPU under the GIL). Run alone:
+
+    .venv/bin/python benchmarks/compare_bench.py [--samples N]
 """
 
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from common import MODEL, Figure, bench_servers
+from common import MODEL, Figure, bench_servers, run_alone
 
 COUNT = 8
 DELAY = 0.2
@@ -46,7 +49,7 @@ def shared_ssl_context() -> Iterator[None]:
         httpx.HTTPTransport.__init__ = original  # type: ignore[method-assign]
 
 
-def measure(samples: int) -> tuple[str, list[Figure]]:
+def measure(samples: int, quick: bool = False) -> tuple[str, list[Figure]]:
     from rig_nb import Client
     from rig_nb.compare import Endpoint, compare
 
@@ -98,3 +101,7 @@ def measure(samples: int) -> tuple[str, list[Figure]]:
         )
     ]
     return "\n".join(lines), figures
+
+
+if __name__ == "__main__":
+    sys.exit(run_alone(measure, __doc__ or "", samples=3))

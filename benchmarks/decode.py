@@ -1,12 +1,18 @@
-"""decode_json_object on 1 MiB of hostile input vs json.loads on 1 MiB of clean JSON."""
+"""decode_json_object on 1 MiB of hostile input vs json.loads on 1 MiB of clean JSON.
+
+Run alone:
+
+    .venv/bin/python benchmarks/decode.py [--samples N]
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Callable
 
-from common import Figure, median_times, ms
+from common import Figure, median_times, ms, run_alone
 
 MIB = 1 << 20
 GOAL = 50.0
@@ -47,7 +53,7 @@ def _decode(s: str) -> Callable[[], None]:
     return run
 
 
-def measure(samples: int) -> tuple[str, list[Figure]]:
+def measure(samples: int, quick: bool = False) -> tuple[str, list[Figure]]:
     clean = clean_json()
     contenders: dict[str, Callable[[], None]] = {
         "json.loads, 1 MiB clean": lambda: json.loads(clean)
@@ -80,3 +86,7 @@ def measure(samples: int) -> tuple[str, list[Figure]]:
             )
         )
     return "\n".join(lines), figures
+
+
+if __name__ == "__main__":
+    sys.exit(run_alone(measure, __doc__ or "", samples=7))

@@ -1,16 +1,28 @@
-"""Loop overhead on loopback: rig_nb vs the raw openai SDK vs the peer agent loops."""
+"""Loop overhead on loopback: rig_nb vs the raw openai SDK vs the peer agent loops.
+
+Besides today's rig_nb with its defaults (a 600 s deadline on every request),
+two rows isolate what the deadline costs: the same Client with `deadline=None`,
+and rig_nb as of BEFORE_COMMIT (the code the previous RESULTS.md measured,
+before the deadline existed), extracted from git and timed in the same samples.
+
+    .venv/bin/python benchmarks/loop_overhead.py [--samples N] [--quick]
+"""
 
 from __future__ import annotations
 
 import statistics
+import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from common import Figure, bench_servers, ms, sample_wall_cpu
-from contenders import PEERS, Contender, RawAsync, RawSync, RigNb
+from common import Figure, bench_servers, ms, run_alone, sample_wall_cpu, within_sample_ratio
+from contenders import BEFORE_COMMIT, PEERS, Contender, RawAsync, RawSync, RigNb, before_package
 
 GOALS = {"one": 1.10, "tool": 1.15}
+# Today's rig_nb against itself before the deadline: within this, the cost is noise.
+SAME_GOAL = 1.05
+RIG, BEFORE, NO_DEADLINE = "rig", "rig-before", "rig-no-deadline"
 JOB_TITLES = {"one": "one-round run", "tool": "two-round tool run"}
 
 
@@ -47,8 +59,16 @@ def measure(
     with bench_servers() as (url,):
         makers: dict[str, Callable[[], Contender]] = {
             "raw": lambda: RawSync(url),
-            "rig": lambda: RigNb(url),
+            RIG: lambda: RigNb(url),
             "rig-shared": lambda: RigNb(url, shared_http=True),
+            NO_DEADLINE: lambda: RigNb(
+                url, deadline=None, label="rig_nb Client.run (deadline=None)"
+            ),
+            BEFORE: lambda: RigNb(
+                url,
+                package=before_package(),
+                label=f"rig_nb at {BEFORE_COMMIT} (before the deadline)",
+            ),
             "raw-async": lambda: RawAsync(url),
         }
         makers.update({name: (lambda m=make: m(url)) for name, make in PEERS.items()})
@@ -68,6 +88,7 @@ def measure(
             rows = _rows(job, n, built, wall, cpu, job_failed)
             tables[job] = rows
             figures += _figures(job, rows, job_failed)
+            figures += _deadline_figures(job, n, wall, cpu)
         for c in built.values():
             c.close()
     return tables, figures
@@ -114,15 +135,23 @@ def _figures(job: str, rows: list[Row], failed: dict[str, str]) -> list[Figure]:
         why = failed.get("rig", "rig_nb not measurable")
         figures.append(Figure(f"{title}: rig_nb / raw SDK", why, f"<= {goal:.2f}x", None))
         return figures
-    cpu_note = f" (client CPU {rig.cpu_ratio:.2f}x)" if rig.cpu_ratio is not None else ""
     figures.append(
         Figure(
             f"{title}: rig_nb / raw SDK, wall",
-            f"{rig.ratio:.3f}x{cpu_note}",
+            f"{rig.ratio:.3f}x (overhead {(rig.overhead or 0) * 1e6:+.0f} us per round)",
             f"<= {goal:.2f}x",
             rig.ratio <= goal,
         )
     )
+    if rig.cpu_ratio is not None:
+        figures.append(
+            Figure(
+                f"{title}: rig_nb / raw SDK, client CPU",
+                f"{rig.cpu_ratio:.3f}x ({ms(rig.cpu_round or 0)} per round)",
+                f"<= {goal:.2f}x",
+                rig.cpu_ratio <= goal,
+            )
+        )
     for key in PEERS:
         peer = next((r for r in rows if r.label.startswith(key)), None)
         name = f"{title}: rig_nb overhead/round vs {key}"
@@ -135,6 +164,78 @@ def _figures(job: str, rows: list[Row], failed: dict[str, str]) -> list[Figure]:
             value += f"; CPU {ms(rig.cpu_round)} vs {ms(peer.cpu_round)} per round"
         figures.append(Figure(name, value, "lower than peer", rig.overhead < peer.overhead))
     return figures
+
+
+def _deadline_figures(
+    job: str, n: int, wall: dict[str, list[float]], cpu: dict[str, list[float]]
+) -> list[Figure]:
+    """Today's rig_nb over itself without the deadline, and over the code before it."""
+    rounds = Contender.rounds_per_job[job]
+    figures: list[Figure] = []
+    if RIG in cpu and NO_DEADLINE in cpu:
+        c = within_sample_ratio(cpu, RIG, NO_DEADLINE)
+        w = within_sample_ratio(wall, RIG, NO_DEADLINE)
+        figures.append(
+            Figure(
+                f"{JOB_TITLES[job]}: rig_nb deadline=600 (default) / deadline=None, client CPU",
+                f"{c:.3f}x (wall {w:.3f}x)",
+                f"<= {SAME_GOAL:.2f}x (no measurable cost)",
+                c <= SAME_GOAL,
+            )
+        )
+    if RIG in cpu and BEFORE in cpu:
+        c = within_sample_ratio(cpu, RIG, BEFORE)
+        w = within_sample_ratio(wall, RIG, BEFORE)
+        us = (statistics.median(cpu[RIG]) - statistics.median(cpu[BEFORE])) / n / rounds
+        figures.append(
+            Figure(
+                f"{JOB_TITLES[job]}: rig_nb today / rig_nb at {BEFORE_COMMIT}, client CPU",
+                f"{c:.3f}x ({us * 1e6:+.0f} us per round; wall {w:.3f}x)",
+                "informational: every change since, deadline included",
+                None,
+            )
+        )
+    return figures
+
+
+def measure_alone(samples: int, quick: bool = False) -> tuple[str, list[Figure]]:
+    n = 10 if quick else 20
+    tables, figures = measure(n, samples)
+    return render(tables, n, samples), figures
+
+
+def deadline_bookkeeping() -> str:
+    """What the deadline's own code costs per request, timed alone (benchmark code).
+
+    It calls rig_nb._transport's private helpers the way one request does: a
+    scope, the clamped timeouts, eight clamped socket waits, two checks.
+    """
+    import timeit
+
+    try:
+        from rig_nb import _transport as t
+
+        ext = {"timeout": {"connect": 120.0, "read": 120.0, "write": 120.0, "pool": 120.0}}
+
+        def one(deadline: float | None) -> None:
+            with t.deadline_scope(deadline):
+                t._clamped_timeouts(ext)
+                for _ in range(8):
+                    t._clamp(120.0)
+                t.remaining()
+                t.remaining()
+
+        per = {
+            d: min(timeit.repeat(lambda d=d: one(d), number=20_000, repeat=5)) / 20_000
+            for d in (600.0, None)
+        }
+    except (ImportError, AttributeError, TypeError) as exc:
+        return f"\n(deadline bookkeeping not timed: {type(exc).__name__}: {exc})"
+    return (
+        "\nthe deadline's own code per request, timed alone (scope, clamped timeouts, 8 "
+        f"clamped socket waits, 2 checks): {per[600.0] * 1e6:.1f} us with a deadline, "
+        f"{per[None] * 1e6:.1f} us with deadline=None"
+    )
 
 
 def render(tables: dict[str, list[Row]], n: int, samples: int) -> str:
@@ -161,4 +262,9 @@ def render(tables: dict[str, list[Row]], n: int, samples: int) -> str:
                 f"| {r.label} | {ms(r.per_job)} | {ms(r.per_round or 0)} | {ratio} | {over} "
                 f"| {ms(r.cpu_round or 0)} | {cpu_ratio} | {r.note} |"
             )
+    out.append(deadline_bookkeeping())
     return "\n".join(out)
+
+
+if __name__ == "__main__":
+    sys.exit(run_alone(measure_alone, __doc__ or "", samples=25))

@@ -1,0 +1,175 @@
+"""leak_dialects and find_text_tool_calls on 1 MiB of each dialect vs json.loads of clean JSON.
+
+    .venv/bin/python benchmarks/dialects.py              # the table; exit 1 if a goal is missed
+    .venv/bin/python benchmarks/dialects.py --samples 3
+
+For each dialect: its markers repeated, and for the dialects a call can be read
+from, a whole call repeated (the field reports' examples, with their `{...}`
+filled in). Beside them, shapes that are hostile to a scanner: backticks,
+nested fences, half-markers. Each input is timed at 256 KiB, 512 KiB and 1 MiB
+(sizes in characters), interleaved with json.loads of 1 MiB of clean JSON so
+that load on the machine hits every figure alike.
+
+- ratio: median over samples of (time on 1 MiB) / (json.loads time in the same
+  sample); goal <= 5x for the dialect inputs, shown for the hostile ones.
+- growth: time per character from one size to the next, the larger of the two
+  doublings; 1.0x is linear, 2.0x quadratic; goal <= 1.5x for every input.
+
+Times are process CPU time (time.process_time), which moves far less than wall
+time on a shared machine, with the garbage collector on for every contender as
+in use (timeit turns it off). find_text_tool_calls runs with limit=10**9, so
+every call in the input is read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from common import Figure, ms, sample_wall_cpu  # noqa: E402
+from decode import clean_json  # noqa: E402
+
+from rig_nb.dialects import find_text_tool_calls, leak_dialects  # noqa: E402
+
+KIB = 1 << 10
+SIZES = (256 * KIB, 512 * KIB, 1024 * KIB)
+RATIO_GOAL = 5.0
+GROWTH_GOAL = 1.5
+BAR = "\uff5c"
+
+# name -> (unit repeated to the size, held to the ratio goal)
+INPUTS: dict[str, tuple[str, bool]] = {
+    "harmony markers": (
+        "<|start|>assistant<|channel|><|message|><|end|><|call|><|return|><|constrain|>"
+        "assistantfinal",
+        True,
+    ),
+    "harmony call": (
+        "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json"
+        '<|message|>{"city": "Paris"}<|call|>',
+        True,
+    ),
+    "harmony analysis message": ("<|channel|>analysis<|message|>Need the weather.<|end|>", True),
+    "tool-call-tag markers": ("<tool_call></tool_call><arg_key>", True),
+    "tool-call-tag call": (
+        '<tool_call>\n{"name": "search_products", "arguments": {"query": "laptop"}}\n'
+        "</tool_call>\n",
+        True,
+    ),
+    "tool-call-tag GLM call": (
+        "<tool_call>list_mailboxes\n<arg_key>folder</arg_key>\n<arg_value>INBOX</arg_value>\n"
+        "</tool_call>\n",
+        True,
+    ),
+    "function-tag markers": ("<function=exec_command>", True),
+    "function-tag call": (
+        "<function=exec_command>\n<parameter=cmd>\necho LEAK_TEST\n</parameter>\n</function>\n"
+        "</tool_call>\n",
+        True,
+    ),
+    "mistral-tool-calls markers": ("[TOOL_CALLS]", True),
+    "mistral-tool-calls call (v11)": ('[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}', True),
+    "mistral-tool-calls call (array)": (
+        '[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "notes.txt"}, '
+        '"id": "abcdefghi"}]',
+        True,
+    ),
+    "kimi-tool-calls markers": (
+        "<|tool_calls_section_begin|><|tool_call_begin|><|tool_call_argument_begin|>"
+        "<|tool_calls_section_end|>",
+        True,
+    ),
+    "kimi-tool-calls call": (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+        '<|tool_call_argument_begin|>{"city": "NYC"}<|tool_call_end|><|tool_calls_section_end|>',
+        True,
+    ),
+    "think-brackets markers": ("[THINK][/THINK]", True),
+    "seed-think markers": ("<seed:think></seed:think>", True),
+    "thought-tag markers": ("<thought></thought>", True),
+    "gemma-channel markers": ("<|channel>thought\n<channel|>", True),
+    "dsml markers": (f"<{BAR}DSML{BAR}function_calls></{BAR}DSML{BAR}function_calls>", True),
+    "hostile: backticks": ("`a", False),
+    "hostile: nested fences": ("````\n```\n", False),
+    "hostile: half-markers": ("<tool_[TOOL_<|chan<functio", False),
+    "hostile: unclosed calls": ('<tool_call>{"name": "a", "arguments": {', False),
+}
+
+
+def _fill(unit: str, size: int) -> str:
+    return unit * (size // len(unit))
+
+
+def _find(s: str) -> Callable[[], object]:
+    return lambda: find_text_tool_calls(s, limit=10**9)
+
+
+def _leak(s: str) -> Callable[[], object]:
+    return lambda: leak_dialects(s)
+
+
+FUNCTIONS: dict[str, Callable[[str], Callable[[], object]]] = {
+    "leak_dialects": _leak,
+    "find_text_tool_calls": _find,
+}
+
+
+def measure(samples: int) -> tuple[str, list[Figure]]:
+    clean = clean_json()
+    contenders: dict[str, Callable[[], object]] = {"json.loads": lambda: json.loads(clean)}
+    for name, (unit, _) in INPUTS.items():
+        for size in SIZES:
+            text = _fill(unit, size)
+            for fn, make in FUNCTIONS.items():
+                contenders[f"{fn}|{name}|{size}"] = make(text)
+    _, cpu = sample_wall_cpu(contenders, samples)
+    base = cpu["json.loads"]
+    lines = [
+        f"\nleak_dialects / find_text_tool_calls, process CPU time, median of {samples} samples",
+        f"json.loads of {len(clean) / (1 << 20):.2f} MiB of clean JSON: "
+        f"{ms(statistics.median(base))}\n",
+        "| input | function | 1 MiB | ratio to json.loads | growth per doubling |",
+        "|---|---|---|---|---|",
+    ]
+    figures: list[Figure] = []
+    for name, (_, held) in INPUTS.items():
+        for fn in FUNCTIONS:
+            times = [cpu[f"{fn}|{name}|{size}"] for size in SIZES]
+            ratio = statistics.median(t / b for t, b in zip(times[-1], base, strict=True) if b > 0)
+            med = [statistics.median(t) for t in times]
+            growth = max(med[i + 1] / (2 * med[i]) if med[i] > 0 else 1.0 for i in range(2))
+            met = growth <= GROWTH_GOAL and (ratio <= RATIO_GOAL or not held)
+            flag = "" if met else " (missed)"
+            lines.append(f"| {name} | {fn} | {ms(med[-1])} | {ratio:.2f}x | {growth:.2f}x{flag} |")
+            figures.append(
+                Figure(
+                    f"{fn} 1 MiB {name}",
+                    f"{ratio:.2f}x json.loads, growth {growth:.2f}x per doubling",
+                    (f"<= {RATIO_GOAL:.0f}x, " if held else "") + f"growth <= {GROWTH_GOAL}x",
+                    met,
+                )
+            )
+    return "\n".join(lines), figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="leak_dialects / find_text_tool_calls benchmark")
+    parser.add_argument("--samples", type=int, default=7)
+    args = parser.parse_args()
+    text, figures = measure(args.samples)
+    print(text)
+    missed = [f for f in figures if f.met is False]
+    print(f"\n{len(figures) - len(missed)}/{len(figures)} goals met")
+    for f in missed:
+        print(f"missed: {f.name}: {f.value} (goal {f.goal})")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
