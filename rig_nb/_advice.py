@@ -10,6 +10,14 @@ from __future__ import annotations
 __all__ = ["SERVER_KINDS", "advice"]
 
 SERVER_KINDS = ("llama.cpp", "vllm", "ollama", "lm-studio", "sglang", "litellm", "openai")
+# Leak dialects that are tool-call markup: their fix is the server's tool-call parser.
+_TOOL_CALL_MARKUP = {
+    "tool-call-tag",
+    "function-tag",
+    "mistral-tool-calls",
+    "kimi-tool-calls",
+    "dsml",
+}
 
 _NO_TOOL_CALLS = {
     "vllm": "start vLLM with --enable-auto-tool-choice --tool-call-parser <parser for the model> "
@@ -101,8 +109,11 @@ def advice(server: str, check: str, verdict: str) -> str:
         return _pick(_REQUIRED, server)
     if check == "reasoning_location" and verdict.startswith("content:"):
         return _pick(_REASONING_IN_CONTENT, server)
-    if check == "leak_dialects" and "harmony" in verdict.split(","):
+    found = set(verdict.split(","))
+    if check == "leak_dialects" and "harmony" in found:
         return _pick(_HARMONY, server)
+    if check == "leak_dialects" and found & _TOOL_CALL_MARKUP:
+        return _pick(_NO_TOOL_CALLS, server)
     if check == "leak_dialects" and verdict not in ("no", ""):
         return _pick(_REASONING_IN_CONTENT, server)
     if check == "text_tool_calls" and verdict not in ("no", ""):

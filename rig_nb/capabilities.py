@@ -170,15 +170,19 @@ def _short(text: str) -> str:
     return text if len(text) <= _EVIDENCE_CHARS else text[: _EVIDENCE_CHARS - 3] + "..."
 
 
-def _said(it: Iteration) -> str:
-    """A short account of one reply: finish, calls, content and reasoning heads."""
+def _said(it: Iteration, raw: bool = False) -> str:
+    """A short account of one reply: finish, calls, the answer (or with `raw`, the content)."""
     parts = [f"finish {it.finish_reason or '-'}", f"{len(it.tool_calls)} tool calls"]
     if it.ending:
         parts.append(f"ending {it.ending}")
-    if it.raw_content.strip():
-        parts.append(f"content {_short(it.raw_content)[:80]!r}")
+    if it.text and not raw:
+        parts.append(f'answer "{_short(it.text)[:80]}"')
+    elif it.raw_content.strip():
+        parts.append(f'content "{_short(it.raw_content)[:80]}"')
+    if it.reasoning_shape != "none":
+        parts.append(f"shape {it.reasoning_shape}")
     if it.reasoning_content:
-        parts.append(f"{it.reasoning_field} {_short(it.reasoning_content)[:60]!r}")
+        parts.append(f'{it.reasoning_field} "{_short(it.reasoning_content)[:60]}"')
     return "; ".join(parts)
 
 
@@ -215,7 +219,7 @@ def _replies(traces: list[Trace]) -> list[Iteration]:
 def _reasoning_location(its: list[Iteration]) -> tuple[str, str]:
     for it in its:
         if it.reasoning_shape != "none":
-            return f"content:{it.reasoning_shape}", _said(it)
+            return f"content:{it.reasoning_shape}", _said(it, raw=True)
     for it in its:
         if it.reasoning_content:
             return f"field:{it.reasoning_field}", _said(it)
@@ -283,7 +287,7 @@ def endpoint_report(client: Client, model: str, *, stream: bool = True) -> Endpo
         Check(
             "leak_dialects",
             ",".join(leaks) or "no",
-            _short(_said(leak_its[0])) if leak_its else "",
+            _short(_said(leak_its[0], raw=True)) if leak_its else "",
             trace=plain,
         )
     )
