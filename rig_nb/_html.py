@@ -141,6 +141,12 @@ def marked_reasoning_html(raw: str, shape: str | None = None) -> str:
     )
 
 
+def _title(cell: Any) -> str:
+    """A hover title holding a long cell's text, for cells a style may cut."""
+    text = str(cell)
+    return f' title="{esc(text[:2000])}"' if len(text) > 40 else ""
+
+
 def table_html(header: list[str], rows: list[list[Any]], cell_styles: list[list[str]]) -> str:
     """A plain HTML table; every header and cell is escaped, styles are ours."""
     th = "".join(
@@ -150,12 +156,12 @@ def table_html(header: list[str], rows: list[list[Any]], cell_styles: list[list[
     body = []
     for row, styles in zip(rows, cell_styles, strict=True):
         tds = "".join(
-            f'<td style="padding:2px 8px;vertical-align:top;{style}">{esc(cell)}</td>'
+            f'<td style="padding:2px 8px;vertical-align:top;{style}"{_title(cell)}>{esc(cell)}</td>'
             for cell, style in zip(row, styles, strict=True)
         )
         body.append(f"<tr>{tds}</tr>")
     return (
-        '<table style="border-collapse:collapse;font-size:12px">'
+        '<table style="border-collapse:collapse;font-size:12px;line-height:1.4">'
         f"<thead><tr>{th}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
 
@@ -195,10 +201,12 @@ def trace_summary(trace: Trace) -> str:
     """One line: model, endpoint label, outcome, iterations, elapsed."""
     outcome = trace.outcome or "running"
     n, calls = len(trace.iterations), len(trace.tool_calls)
+    # While running, elapsed_s is not set yet: the rounds' own times so far.
+    elapsed = trace.elapsed_s or sum(it.latency_s for it in trace.iterations)
     return (
         f"{trace.model or '?'} @ {trace.endpoint or '?'}: {outcome}, "
         f"{n} iteration{'' if n == 1 else 's'}, {calls} tool call{'' if calls == 1 else 's'}, "
-        f"{trace.elapsed_s:.2f} s"
+        f"{elapsed:.2f} s"
     )
 
 

@@ -1,8 +1,16 @@
-"""Every notebook in notebooks/ is saved clean and runs top to bottom on the demo endpoint."""
+"""Every notebook in notebooks/ is saved clean and runs top to bottom on the demo endpoint.
+
+Notebooks are stored without outputs (Binder and a fresh checkout run them); this suite
+executes each one and checks what it shows: printed lines, the DataFrames it displays (read
+back from their HTML), and the widgets' state as nbclient saves it.
+"""
 
 from __future__ import annotations
 
+import inspect
 import re
+from collections.abc import Callable
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -10,10 +18,26 @@ import nbformat
 import pytest
 from nbrun import NOTEBOOKS, errors, execute, kernel_spec_dir, outputs, read
 
+from rig_nb.capabilities import CHECKS
+from rig_nb.compare import DEFAULT_SCENARIOS
+from rig_nb.demo import DemoServer
+
 PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
-REQUIRED = {"01-quickstart", "02-probe-your-endpoint", "03-reasoning-leaks", "04-compare-endpoints"}
 WIDGET = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 MACHINE_PATHS = ("/work/", "/root/", "/home/", "/tmp/", "/Users/", "C:\\\\")
+SERVER_KINDS = {
+    "llama.cpp",
+    "vllm",
+    "ollama",
+    "lm-studio",
+    "sglang",
+    "litellm",
+    "openai",
+    "unknown",
+}
+# pandas cuts a cell past display.max_colwidth (50 by default) and ends it with this.
+CUT = "..."
 
 
 @pytest.fixture(scope="session")
@@ -21,18 +45,297 @@ def kernels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return kernel_spec_dir(tmp_path_factory.mktemp("kernels"))
 
 
-def cell_outputs(nb: Any, source: str) -> list[Any]:
+@pytest.fixture(scope="session")
+def demo_personas() -> dict[str, Any]:
+    """The demo's personas by name, in the demo's order."""
+    with DemoServer() as server:
+        return dict(server.personas)
+
+
+# --- reading an executed notebook -------------------------------------------------------------
+
+
+def cell_outputs(nb: Any, snippet: str) -> list[Any]:
+    """The outputs of the one code cell whose source contains `snippet`."""
+    cells = [c for c in nb.cells if c.cell_type == "code" and snippet in c.source]
+    assert len(cells) == 1, snippet
+    return list(cells[0].outputs)
+
+
+def exact_outputs(nb: Any, source: str) -> list[Any]:
+    """The outputs of the one code cell whose whole source is `source`."""
     cells = [c for c in nb.cells if c.cell_type == "code" and c.source.strip() == source]
     assert len(cells) == 1, source
     return list(cells[0].outputs)
+
+
+def markdown(nb: Any, snippet: str) -> str:
+    cells = [c.source for c in nb.cells if c.cell_type == "markdown" and snippet in c.source]
+    assert len(cells) == 1, snippet
+    return str(cells[0])
 
 
 def mimes(outs: list[Any]) -> set[str]:
     return {m for o in outs for m in o.get("data", {})}
 
 
-def test_the_notebooks_are_there() -> None:
-    assert {p.stem for p in PATHS} >= REQUIRED
+def printed(outs: list[Any]) -> str:
+    return "".join(o.get("text", "") for o in outs if o.output_type == "stream")
+
+
+def plain(outs: list[Any]) -> list[str]:
+    return [o.data["text/plain"] for o in outs if "text/plain" in o.get("data", {})]
+
+
+def widget_values(nb: Any, model_name: str = "HTMLModel") -> list[str]:
+    """The `value` of every saved widget of that model (HTML widgets: their markup)."""
+    state = nb.metadata["widgets"][WIDGET_STATE]["state"]
+    return [
+        str(m["state"].get("value", "")) for m in state.values() if m["model_name"] == model_name
+    ]
+
+
+def widget_models(nb: Any) -> set[str]:
+    return {m["model_name"] for m in nb.metadata["widgets"][WIDGET_STATE]["state"].values()}
+
+
+class _Rows(HTMLParser):
+    """The rows of an HTML table as lists of cell texts (th and td alike)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self.body: list[bool] = []
+        self._cell: list[str] | None = None
+        self._in_body = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "tbody":
+            self._in_body = True
+        elif tag == "tr":
+            self.rows.append([])
+            self.body.append(self._in_body)
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "tbody":
+            self._in_body = False
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def frames(outs: list[Any]) -> list[list[dict[str, str]]]:
+    """Each DataFrame among `outs`, as records keyed by column ("" is the index)."""
+    found = []
+    for o in outs:
+        html = o.get("data", {}).get("text/html", "")
+        if "dataframe" not in html:
+            continue
+        parser = _Rows()
+        parser.feed(html)
+        header = parser.rows[0]
+        body = [r for r, b in zip(parser.rows, parser.body, strict=True) if b]
+        found.append([dict(zip(["", *header[1:]], r, strict=True)) for r in body])
+    return found
+
+
+def frame(outs: list[Any]) -> list[dict[str, str]]:
+    tables = frames(outs)
+    assert len(tables) == 1, f"{len(tables)} DataFrames"
+    return tables[0]
+
+
+def column(records: list[dict[str, str]], name: str) -> list[str]:
+    return [r[name] for r in records]
+
+
+def whole(cells: list[str]) -> None:
+    """Text cells shown whole: some longer than pandas' default cut, none cut."""
+    assert max(len(c) for c in cells) > 50
+    assert not [c for c in cells if c.endswith(CUT)]
+
+
+# --- what each notebook must show ---------------------------------------------------------
+
+
+def check_quickstart(nb: Any, personas: dict[str, Any]) -> None:
+    outs = outputs(nb)
+    assert "qwen3-no-parser: tool calling works" in printed(outs)
+    run = cell_outputs(nb, "stream=True")
+    assert WIDGET in mimes(run)  # the live TraceView
+    assert "Lisbon: 21 C" in printed(run)
+    assert WIDGET in mimes(exact_outputs(nb, "result.trace"))  # a bare trace: a TraceView
+    html = "\n".join(widget_values(nb))
+    assert re.search(r"qwen3-no-parser @ 127\.0\.0\.1:\d+: ok, 3 iterations", html)
+    assert "ending: how the turn ended" in html  # the legend
+    # The first row, opened by the notebook, describes a streamed reply.
+    assert re.search(r"streamed: \d+ chunks, first after \d\.\d{3} s", html)
+    iterations = frame(cell_outputs(nb, "to_dataframe()"))
+    assert column(iterations, "ending") == ["tool_calls", "tool_calls", "answer"]
+    assert set(column(iterations, "reasoning_shape")) == {"unopened"}
+    assert all(float(t) > 0 for t in column(iterations, "ttft_s"))
+    calls = frame(cell_outputs(nb, "tool_calls_dataframe()"))
+    assert column(calls, "name") == ["get_weather", "get_weather", "add"]
+    assert "TextareaModel" in widget_models(nb)  # LeakLab
+    explained = markdown(nb, "**shape**")
+    for name in ("shape", "leaks", "ending"):
+        assert re.search(rf"^- \*\*{name}\*\*: \S", explained, re.M), name
+    following = markdown(nb, "## Next")
+    for path in PATHS:
+        if path.stem != "01-quickstart":
+            assert f"`{path.name}`" in following, path.name
+
+
+def check_probe(nb: Any, personas: dict[str, Any]) -> None:
+    assert "ProbePanel(demo.base_url" in "".join(c.source for c in nb.cells)
+    verdicts = [plain(c.outputs) for c in nb.cells if c.source.rstrip().endswith("panel.probe()")]
+    assert verdicts == [["'ok'"], ["'OutputLimitError'"], ["'NoToolCallingError'"]]
+    assert WIDGET in mimes(cell_outputs(nb, "panel.full_report()"))
+    reports = [v for v in widget_values(nb) if "stream_parity" in v]
+    assert len(reports) == 1
+    assert "server: <b>vllm</b>" in reports[0]
+    assert all(f">{name}<" in reports[0] for name in CHECKS)
+    assert "--tool-call-parser" in reports[0]  # hermes-text-tools: vLLM's tool parser is off
+    doctor = frame(cell_outputs(nb, "endpoint_report(client, m)"))
+    assert column(doctor, "") == [*CHECKS, "server (guessed)"]
+    checked = [k for k in doctor[0] if k]
+    assert len(checked) >= 4
+    assert {doctor[-1][m] for m in checked} <= SERVER_KINDS
+    assert len({tuple(r[m] for r in doctor) for m in checked}) == len(checked)  # all differ
+    advice = frame(cell_outputs(nb, 'advice["advice"] != ""'))
+    assert set(column(advice, "persona")) <= set(checked)
+    whole(column(advice, "advice"))
+    probes = frame(cell_outputs(nb, "client.probe_tool_calling(model)"))
+    assert column(probes, "model") == list(personas)
+    whole(column(probes, "why"))
+    assert {r["verdict"] for r in probes if not r["why"]} == {"ok"}
+    matrix = frame(cell_outputs(nb, "tool_choice_matrix(client, m)"))
+    assert column(matrix, "") == list(personas)
+    assert {"tool call", "text", "error 500"} <= {r["auto"] for r in matrix} | {
+        r["required"] for r in matrix
+    }
+    assert "No endpoint configured" in printed(outputs(nb))
+
+
+def check_leaks(nb: Any, personas: dict[str, Any]) -> None:
+    described = frame(cell_outputs(nb, '"what it reproduces"'))
+    assert column(described, "persona") == list(personas)
+    firsts = [(inspect.getdoc(p) or "").splitlines()[0] for p in personas.values()]
+    assert column(described, "what it reproduces") == firsts  # whole, not cut at 50
+    runs = frame(cell_outputs(nb, "traces = {m: run("))
+    assert column(runs, "persona") == list(personas)
+    assert [r for r in runs if r["outcome"] == "ok" and r["ending"] != "answer"] == []
+    endings = {r["persona"]: r["ending"] for r in runs}
+    assert endings["answer-in-reasoning"] == "reasoning_only"
+    assert endings["draft-then-call"] == "answer"
+    text_callers = [p for p, e in endings.items() if e == "text_tool_calls"]
+    assert {"hermes-text-tools", "gpt-oss-raw-harmony", "qwen3-coder-text-calls"} <= set(
+        text_callers
+    )
+    leaks = {name for r in runs for name in r["leaks"].split(",") if name}
+    assert {"harmony", "tool-call-tag", "function-tag", "mistral-tool-calls"} <= leaks
+    fields = {r["persona"]: r["reasoning field"] for r in runs}
+    assert fields["gateway-reasoning-details"] == "reasoning_details"
+    shown = printed(cell_outputs(nb, "leaky = next("))
+    leaky = [r["persona"] for r in runs if r["leaks"]]
+    assert re.findall(r"^=== ([\w.-]+):", shown, re.M) == leaky
+    for block in shown.split("=== ")[1:]:  # each leaky reply whole, raw then stripped
+        stripped = r"\n--- after strip_reasoning(\n.+|: the same)"
+        assert re.search(r"\n--- raw reply\n.+" + stripped, block, re.S)
+    assert "[TOOL_CALLS]get_weather[ARGS]" in shown and "<|channel|>analysis" in shown
+    recovered = frame(cell_outputs(nb, "for m in text_callers"))
+    assert column(recovered, "persona") == text_callers
+    assert set(column(recovered, "ending without")) == {"text_tool_calls"}
+    assert set(column(recovered, "ending with recovery")) == {"answer"}
+    assert all(int(n) > 0 for n in column(recovered, "calls run from text"))
+    whole(column(recovered, "answer"))
+    mlx = frame(cell_outputs(nb, 'recovered["mistral-mlx-text-calls"]'))
+    assert set(column(mlx, "source")) == {"text"} and set(column(mlx, "is_error")) == {"False"}
+    draft = frame(cell_outputs(nb, '"draft-then-call", recover_text_tool_calls=True'))
+    assert set(column(draft, "source")) == {"native"}
+    calls = [(r["iteration"], r["name"], r["arguments"]) for r in draft]
+    assert len(calls) == len(set(calls)) > 0  # the drafted call ran once
+    decoded = frame(cell_outputs(nb, "decode_json_object(text)"))
+    assert column(decoded, "persona") == list(personas)
+    assert '{"country": "France", "capital": "Paris"}' in column(decoded, "decode_json_object")
+    assert "TextareaModel" in widget_models(nb)  # LeakLab
+    state = nb.metadata["widgets"][WIDGET_STATE]["state"].values()
+    titles = [m["state"]["titles"] for m in state if m["model_name"] == "AccordionModel"]
+    assert [tuple(t.split(": ")[0] for t in ts) for ts in titles] == [tuple(personas)]
+    assert [t.split(": ")[1] for t in titles[0]] == column(runs, "outcome")
+
+
+def check_compare(nb: Any, personas: dict[str, Any]) -> None:
+    outs = outputs(nb)
+    assert sum("image/png" in o.get("data", {}) for o in outs) == 2
+    ran = cell_outputs(nb, "repeats=3")
+    counts = re.search(r"(\d+) rows: (\d+) endpoints x (\d+) scenarios x 3", printed(ran))
+    assert counts is not None
+    rows, n_endpoints, n_scenarios = map(int, counts.groups())
+    assert n_scenarios == len(DEFAULT_SCENARIOS) and rows == n_endpoints * n_scenarios * 3
+    assert "IntProgressModel" in widget_models(nb)  # compare's progress bar
+    matrix = frame(exact_outputs(nb, "summarize(df)"))
+    assert column(matrix, "") == [s.name for s in DEFAULT_SCENARIOS]
+    cells = [v for r in matrix for k, v in r.items() if k]
+    assert len(cells) == n_endpoints * n_scenarios
+    assert all(re.fullmatch(r"[0-3]/3 ok, \d+\.\d\d s", c) for c in cells), cells
+    assert {c[:3] for c in cells} >= {"3/3", "0/3"}
+    assert WIDGET in mimes(cell_outputs(nb, "CompareView(df)"))
+    assert [v for v in widget_values(nb) if "3/3 ok" in v and "<table" in v]  # the matrix
+    assert "AccordionModel" in widget_models(nb)  # the rows, on demand
+    ttft = frame(cell_outputs(nb, "stream=True"))
+    values = [float(v) for r in ttft for k, v in r.items() if k]
+    assert len(values) == n_endpoints * n_scenarios and min(values) > 0
+    assert re.search(r"OutputLimitError - \S", printed(cell_outputs(nb, 'df.attrs["traces"][row]')))
+    saved = printed(cell_outputs(nb, "save_html(df"))
+    size = re.search(r"report\.html: ([\d,]+) bytes", saved)
+    assert size is not None and int(size.group(1).replace(",", "")) > 10_000
+    assert f"traces.jsonl: {rows} traces read back, identical: True" in saved
+    spans = frame(cell_outputs(nb, "to_otel("))
+    names = column(spans, "span")
+    assert names[0] == "invoke_agent rig_nb"
+    assert {"chat well-behaved", "execute_tool add"} <= set(names)
+    parents = {r["span"]: r["parent"] for r in spans}
+    assert parents["chat well-behaved"] == "invoke_agent rig_nb"
+    assert parents["execute_tool add"] == "chat well-behaved"
+    whole(column(spans, "attributes"))
+
+
+def check_real_model(nb: Any, personas: dict[str, Any]) -> None:
+    said = printed(outputs(nb))
+    assert "recorded personas: ['smollm2-chatml-recorded', 'smollm2-recorded']" in said
+    matrix = frame(cell_outputs(nb, "matrices(recorded_targets)"))
+    by_name = {r[""]: r for r in matrix}
+    assert by_name["smollm2-recorded"]["auto"] == "tool call"
+    assert by_name["smollm2-recorded"]["required"] == "error 500"
+    loop = cell_outputs(nb, 'weather_run(demo.base_url, "smollm2-recorded")')
+    assert "outcome: IterationLimitError" in printed(loop)
+    paris = frame(cell_outputs(nb, 'paris = paris_loop(demo.base_url, "smollm2-recorded")'))
+    assert "True" in column(paris, "is_error")  # calls the tool could not serve, fed back
+    budget = plain(cell_outputs(nb, "budget_trace = small_budget("))
+    assert budget and re.match(r"\('OutputLimitError',\s+'length',", budget[0])
+    side_by_side = frame(cell_outputs(nb, "df = compare(endpoints)"))
+    assert set(column(side_by_side, "endpoint")) == {"smollm2-recorded", "smollm2-chatml-recorded"}
+    assert "No live server" in said
+
+
+CHECKS_BY_NOTEBOOK: dict[str, Callable[[Any, dict[str, Any]], None]] = {
+    "01-quickstart": check_quickstart,
+    "02-probe-your-endpoint": check_probe,
+    "03-reasoning-leaks": check_leaks,
+    "04-compare-endpoints": check_compare,
+    "05-real-model": check_real_model,
+}
+
+
+def test_every_notebook_has_its_checks() -> None:
+    assert {p.stem for p in PATHS} == set(CHECKS_BY_NOTEBOOK)
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
@@ -48,23 +351,17 @@ def test_saved_clean(path: Path) -> None:
     for marker in MACHINE_PATHS:
         assert marker not in text
     assert not re.search(r"\b(sk|hf|gsk|xai)-[A-Za-z0-9_-]{8,}", text)
+    # Modules and files that moved away: a notebook naming them would mislead.
+    for gone in ("rig_nb.testing.RecordingProxy", "rig_nb.replay", "rig_nb/recordings"):
+        assert gone not in text, gone
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
-def test_runs_without_errors(path: Path, kernels: Path) -> None:
+def test_runs_and_shows_what_it_says(
+    path: Path, kernels: Path, demo_personas: dict[str, Any]
+) -> None:
     nb = execute(read(path), kernels)
     assert errors(nb) == []
     stderr = [o.text for o in outputs(nb) if o.output_type == "stream" and o.name == "stderr"]
     assert stderr == []
-    if path.stem == "01-quickstart":
-        assert "tool calling works" in "".join(o.get("text", "") for o in outputs(nb))
-        assert WIDGET in mimes(cell_outputs(nb, "result.trace"))  # Trace._ipython_display_
-        live = [o for o in outputs(nb) if WIDGET in o.get("data", {})]
-        assert len(live) >= 3  # TraceView, the bare trace, LeakLab
-    if path.stem == "02-probe-your-endpoint":
-        assert cell_outputs(nb, "panel.probe()")[0].data["text/plain"] == "'ok'"
-    if path.stem == "04-compare-endpoints":
-        assert "image/png" in mimes(outputs(nb))
-        assert WIDGET in mimes(
-            cell_outputs(nb, "from rig_nb.widgets import CompareView\n\nCompareView(df)")
-        )
+    CHECKS_BY_NOTEBOOK[path.stem](nb, demo_personas)

@@ -450,7 +450,7 @@ def test_compare_view_says_when_everything_passed() -> None:
     view = CompareView(df)
     assert "Every scenario passed" in view.legend.value
     assert ">0.50<" in view.table.value
-    assert ">1/1 ok, 0.50 s<" in view.matrix.value
+    assert ">1/1 ok<br>0.50 s<" in view.matrix.value
     assert view.summary.value.startswith("1/1 runs ok")
 
 

@@ -61,7 +61,9 @@ _PART = "background:#fff1c9"
 _WARN = "background:#ffe8c2"
 _FAIL = "background:#f8d0d0"
 _WARNINGS = {"OutputLimitError", "NoToolCallingError", "NotJSONError", "InvalidJSONError"}
-_CUT = "max-width:180px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap"
+_CUT = "overflow:hidden;text-overflow:ellipsis;white-space:nowrap"
+# Row cells stay on one line (the row table scrolls sideways); long ones are cut, full on hover.
+_ROW_CELL = "white-space:nowrap;max-width:24em;overflow:hidden;text-overflow:ellipsis"
 
 
 def _cell(value: Any) -> str:
@@ -95,25 +97,36 @@ def _rate_style(cell: str) -> str:
     return _PART if int(ok) else _FAIL
 
 
+def _two_lines(cell: str) -> str:
+    """ "3/3 ok, 0.05 s" as two escaped lines: the pass rate, then the median latency."""
+    rate, _, latency = cell.partition(", ")
+    return esc(rate) + (f"<br>{esc(latency)}" if latency else "")
+
+
 def matrix_html(summary: pd.DataFrame) -> str:
-    """The summary matrix as an escaped HTML table, cells coloured by pass rate."""
-    th = "padding:2px 8px;border-bottom:1px solid #999;text-align:left;" + _CUT
+    """The summary matrix as an escaped HTML table, cells coloured by pass rate.
+
+    Fixed layout at the output area's width: long names are cut (full on hover),
+    and each cell holds its two figures on two lines, so a dozen endpoints fit.
+    """
+    th = "padding:2px 6px;border-bottom:1px solid #999;text-align:left;" + _CUT
     head = f'<th style="{th}">scenario</th>' + "".join(
         f'<th style="{th}" title="{esc(c)}">{esc(c)}</th>' for c in summary.columns
     )
     rows = []
     for scenario, values in summary.iterrows():
         tds = "".join(
-            f'<td style="padding:2px 8px;{_rate_style(str(v))};{_CUT}" title="{esc(v)}">'
-            f"{esc(v)}</td>"
+            f'<td style="padding:2px 6px;{_rate_style(str(v))};{_CUT}" title="{esc(v)}">'
+            f"{_two_lines(str(v))}</td>"
             for v in values
         )
         rows.append(
-            f'<tr><td style="padding:2px 8px;{_CUT}" title="{esc(scenario)}">{esc(scenario)}'
+            f'<tr><td style="padding:2px 6px;{_CUT}" title="{esc(scenario)}">{esc(scenario)}'
             f"</td>{tds}</tr>"
         )
     return (
-        '<table style="border-collapse:collapse;font-size:12px;table-layout:auto">'
+        '<table style="border-collapse:collapse;font-size:12px;line-height:1.4;'
+        'table-layout:fixed;width:100%">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
@@ -133,7 +146,7 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
         styles: list[list[str]] = []
         for record in df.itertuples(index=False, name=None):
             cells = [_cell(v) for v in record]
-            row_styles = ["white-space:pre-wrap;max-width:30em"] * len(cells)
+            row_styles = [_ROW_CELL] * len(cells)
             if "outcome" in header:
                 at = header.index("outcome")
                 row_styles[at] = _outcome_style(cells[at])

@@ -9,11 +9,12 @@ endpoint, never the panel.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import ipywidgets as widgets
 
-from .._html import esc, table_html
+from .._html import esc
 from ..capabilities import endpoint_report
 from ..client import Client
 from ..errors import RigError
@@ -40,7 +41,32 @@ TOOL_CHOICE_OPTIONS: list[tuple[str, str | None]] = [
     for name, value in TOOL_CHOICES.items()
 ]
 _HIDDEN = {"display": "none"}
-_REPORT_STYLE = "white-space:pre-wrap;word-break:break-word;max-width:28em"
+_CELL = "padding:3px 6px;vertical-align:top;border-bottom:1px solid #eee"
+_FLAG = re.compile(r"--[\w.-]+")
+
+
+def _no_break_flags(text: str) -> str:
+    """`text` escaped, each --flag kept on one line (a break at its hyphens misreads it)."""
+    return _FLAG.sub(lambda m: f'<span style="white-space:nowrap">{m.group()}</span>', esc(text))
+
+
+def report_html(rows: list[list[str]]) -> str:
+    """The doctor's checks as a table: check, verdict, evidence, fix; every cell escaped."""
+    head = "".join(
+        f'<th style="{_CELL};text-align:left;border-bottom:1px solid #999">{h}</th>'
+        for h in ("check", "verdict", "evidence", "fix")
+    )
+    body = "".join(
+        f'<tr><td style="{_CELL};white-space:nowrap">{esc(name)}</td>'
+        f'<td style="{_CELL};white-space:nowrap">{esc(verdict)}</td>'
+        f'<td style="{_CELL};overflow-wrap:break-word">{esc(evidence)}</td>'
+        f'<td style="{_CELL};overflow-wrap:break-word">{_no_break_flags(fix)}</td></tr>'
+        for name, verdict, evidence, fix in rows
+    )
+    return (
+        '<table style="border-collapse:collapse;font-size:12px;line-height:1.4;width:100%">'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    )
 
 
 class SecretField(widgets.Password):  # type: ignore[misc]
@@ -160,7 +186,8 @@ class ProbePanel(widgets.VBox):  # type: ignore[misc]
         self._show(self.verdict, VERDICTS.get(outcome, "the probe failed"))
         self.verdict.style.text_color = _COLORS.get(outcome, "firebrick")
         self._show(self.error_class, "" if outcome == "ok" else f"error class: {outcome}")
-        self._show(self.message, self._scrub(message))
+        # The verdict and the class are shown above: the message line adds the rest.
+        self._show(self.message, self._scrub(message.removeprefix(f"{outcome}: ")))
         return outcome
 
     def full_report(self) -> Any:
@@ -180,9 +207,8 @@ class ProbePanel(widgets.VBox):  # type: ignore[misc]
             self.report_button.disabled = False
         self.last_report = report
         rows = [[c.name, c.verdict, c.evidence, c.advice] for c in report.checks]
-        styles = [[_REPORT_STYLE] * 4 for _ in rows]
         head = f"<p>server: <b>{esc(report.server)}</b></p>"
-        table = table_html(["check", "verdict", "evidence", "fix"], rows, styles)
+        table = report_html(rows)
         self._show(self.report, head + table)
         return report
 

@@ -51,7 +51,7 @@ LINE_PX = 28
 TOGGLE_PX = 36
 LINE_CLASS = "rig-nb-line"  # marks a row's line, for the browser tests
 # Pixel widths of the columns of ITERATION_HEADER; None is the text column, which flexes.
-_WIDTHS: list[int | None] = [26, 118, 76, 84, None, 84, 70, 40, 120]
+_WIDTHS: list[int | None] = [26, 104, 70, 72, None, 76, 62, 36, 100]
 _TOOL_HEADER = [
     "id",
     "received id",
@@ -74,7 +74,8 @@ LEGEND = (
 
 
 def _width(w: int | None) -> str:
-    return "flex:1 1 0;min-width:60px" if w is None else f"flex:none;width:{w}px"
+    # width:0: the nowrap text's own width must not become the line's minimum width.
+    return "flex:1 1 0;width:0;min-width:60px" if w is None else f"flex:none;width:{w}px"
 
 
 def row_html(cells: list[str], *, header: bool = False) -> str:
@@ -163,7 +164,7 @@ def iteration_detail_html(it: Iteration) -> str:
         parts += [f"<b>Tool calls</b> ({len(rows)})", table_html(_TOOL_HEADER, rows, styles)]
     if it.error:
         parts += ["<b>Error</b>", pre(it.error)]
-    return '<div style="padding:2px 0 10px">' + "<br>".join(parts) + "</div>"
+    return '<div style="padding:2px 0 10px;line-height:1.4">' + "<br>".join(parts) + "</div>"
 
 
 class _Shared:

@@ -3,11 +3,13 @@
 Chromium is Debian's (/usr/bin/chromium, installed by scripts/setup-browser); playwright only
 drives it. The notebooks run on the demo endpoint inside their kernels. Every server started
 here is stopped by PID at session end; the browser aborts and records any request that is not
-for 127.0.0.1. Failures leave a screenshot and the console log under test-artifacts/browser/.
+for 127.0.0.1 or a local file. Failures leave a screenshot and the console log under
+test-artifacts/browser/. The README's screenshots (docs/) are taken here too: `keep_for_docs`.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,7 +29,7 @@ from jupyter_rig import (
 )
 from playwright.sync_api import BrowserContext, Page, Playwright, Route, expect, sync_playwright
 
-from rig_nb import Client, RunRequest, Trace
+from rig_nb import Client, RigError, RunRequest, Trace
 from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools
 
 REPO = Path(__file__).resolve().parents[2]
@@ -114,6 +116,77 @@ CONTROL_CELLS = [
     "import ipywidgets as widgets\nfrom rig_nb.demo import XSS_IMG\n\nwidgets.HTML(value=XSS_IMG)",
 ]
 
+# The views at an 800 px output area: a leaky streamed run (text tool calls recovered, its first
+# row open), a run cut short with an error, notebook 04's compare, a wider compare (eight
+# endpoints, one with a long name), and a doctor's full report.
+LEAKY_MODEL = "hermes-text-tools"
+SHORT_MODEL, SHORT_BUDGET = "budget-think", 64
+NOTEBOOK_MODELS = [
+    "well-behaved",
+    "budget-think",
+    "hermes-text-tools",
+    "answer-in-reasoning",
+    "tool-spinner",
+]
+LAYOUT_REPEATS = 3
+LONG_NAME = "a-litellm-gateway-in-front-of-vllm-serving-qwen3-32b"
+WIDE_ENDPOINTS = [
+    *[(m, m) for m in ["well-behaved", "qwen3-no-parser", "r1-json-sketch", "budget-think"]],
+    *[(m, m) for m in ["reasoning-field", "hermes-text-tools", "tool-spinner"]],
+    (LONG_NAME, "gpt-oss-raw-harmony"),
+]
+LAYOUT_CELLS = [
+    "from rig_nb import Client, RigError, RunRequest\n"
+    "from rig_nb.compare import Endpoint, compare\n"
+    "from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools\n"
+    "from rig_nb.widgets import CompareView, ProbePanel, TraceView\n"
+    "\n"
+    "demo = DemoServer()\n"
+    "demo.start()\n"
+    "client = Client(demo.base_url)\n"
+    "\n"
+    "\n"
+    "def watch(model, max_tokens=1024, **kwargs):\n"
+    "    view = TraceView()\n"
+    "    display(view)\n"
+    "    request = RunRequest(model, max_tokens, system=DEMO_SYSTEM, prompt=DEMO_PROMPT,\n"
+    "                         tools=demo_tools(), stream=True, **kwargs)\n"
+    "    try:\n"
+    "        client.run(request, trace=view.trace)\n"
+    "    except RigError:\n"
+    "        pass\n"
+    "    return view",
+    f"leaky = watch({LEAKY_MODEL!r}, recover_text_tool_calls=True)\n"
+    "leaky.rows[0].toggle.value = True",
+    f"short = watch({SHORT_MODEL!r}, max_tokens={SHORT_BUDGET})",
+    f"models = {NOTEBOOK_MODELS!r}\n"
+    "endpoints = [Endpoint(m, demo.base_url, m) for m in models]\n"
+    f"CompareView(compare(endpoints, repeats={LAYOUT_REPEATS}))",
+    f"wide = [Endpoint(n, demo.base_url, m) for n, m in {WIDE_ENDPOINTS!r}]\n"
+    "CompareView(compare(wide))",
+    f"panel = ProbePanel(demo.base_url, {LEAKY_MODEL!r})\n"
+    "panel.probe()\n"
+    "panel.full_report()\n"
+    "panel",
+]
+
+STREAM_PROMPT = "What is the capital of France? Answer in one short sentence."
+# A streamed reply paced slowly enough to see its row grow: one round, 29 deltas 0.2 s apart.
+STREAM_MODEL = "qwen3-no-parser"
+STREAM_CELLS = [
+    "from rig_nb import Client, RunRequest\n"
+    "from rig_nb.demo import DemoServer\n"
+    "from rig_nb.widgets import TraceView\n"
+    "\n"
+    "demo = DemoServer(stream_first_delay=0.5, stream_interval=0.2)\n"
+    "demo.start()\n"
+    "client = Client(demo.base_url)",
+    "view = TraceView()\n"
+    "display(view)\n"
+    f"request = RunRequest({STREAM_MODEL!r}, 1024, prompt={STREAM_PROMPT!r}, stream=True)\n"
+    "client.run(request, trace=view.trace)",
+]
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
@@ -130,13 +203,23 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def demo_run(model: str) -> Trace:
+def demo_run(model: str, max_tokens: int = 1024, **kwargs: object) -> Trace:
     """The demo request run on `model`, as the notebooks run it: the personas are deterministic."""
     with DemoServer() as server, Client(server.base_url) as client:
         request = RunRequest(
-            model, 1024, system=DEMO_SYSTEM, prompt=DEMO_PROMPT, tools=demo_tools()
+            model,
+            max_tokens,
+            system=DEMO_SYSTEM,
+            prompt=DEMO_PROMPT,
+            tools=demo_tools(),
+            **kwargs,  # type: ignore[arg-type]
         )
-        return client.run(request).trace
+        trace = Trace()
+        try:
+            client.run(request, trace=trace)
+        except RigError:
+            pass
+        return trace
 
 
 @pytest.fixture(scope="session")
@@ -147,6 +230,16 @@ def quickstart_trace() -> Trace:
 @pytest.fixture(scope="session")
 def injector_trace() -> Trace:
     return demo_run("html-injector")
+
+
+@pytest.fixture(scope="session")
+def leaky_trace() -> Trace:
+    return demo_run(LEAKY_MODEL, stream=True, recover_text_tool_calls=True)
+
+
+@pytest.fixture(scope="session")
+def short_trace() -> Trace:
+    return demo_run(SHORT_MODEL, SHORT_BUDGET, stream=True)
 
 
 @pytest.fixture(scope="session")
@@ -164,12 +257,25 @@ def server_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_notebook(root / "compare.ipynb", COMPARE_CELLS)
     write_notebook(root / "control.ipynb", CONTROL_CELLS)
     write_notebook(root / "rows.ipynb", ROWS_CELLS)
+    write_notebook(root / "layout.ipynb", LAYOUT_CELLS)
+    write_notebook(root / "stream.ipynb", STREAM_CELLS)
     return root
 
 
 @pytest.fixture(scope="session")
 def jupyter_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return jupyter_environment(tmp_path_factory.mktemp("jupyter"))
+
+
+def keep_for_docs(shot: Path) -> None:
+    """Copy a screenshot to docs/ (the README's) when missing or when RIG_NB_UPDATE_DOCS=1.
+
+    Latencies and ports differ on every run: refreshing always would dirty the tree each time.
+    """
+    target = DOCS / shot.name
+    if os.environ.get("RIG_NB_UPDATE_DOCS") == "1" or not target.exists():
+        DOCS.mkdir(exist_ok=True)
+        shutil.copyfile(shot, target)
 
 
 def _serve(
@@ -225,7 +331,8 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
 
         def guard(route: Route) -> None:
             url = route.request.url
-            if url.startswith(("http://127.0.0.1:", "ws://127.0.0.1:")):
+            # file:// is a saved report the test opens itself (tests/browser/test_report.py).
+            if url.startswith(("http://127.0.0.1:", "ws://127.0.0.1:", "file://")):
                 route.continue_()
                 return
             if not url.startswith(VOILA_FONT_AWESOME):

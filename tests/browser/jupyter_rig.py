@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 from playwright.sync_api import Locator, Page, expect
 
-from rig_nb.widgets.trace_view import LINE_CLASS
+from rig_nb.widgets.trace_view import ITERATION_HEADER, LINE_CLASS
 
 CHROMIUM = "/usr/bin/chromium"
 # Without the background-networking flags Chromium tries the (closed) network at start.
@@ -39,9 +39,14 @@ CHROMIUM_ARGS = [
 ]
 STARTUP_DEADLINE_S = 120.0
 # Text each widget always shows: how its output is found in the page.
-TRACE_VIEW = "tokens in/out"
+TRACE_VIEW = "ending: how the turn ended"  # the legend above the table
 LEAK_LAB = "reasoning_shape:"
-COMPARE_VIEW = "What the outcomes mean"
+COMPARE_VIEW = "each cell: runs ok / runs"
+PROBE_REPORT = "stream_parity"  # a check of the full report
+# A TraceView's cells: the column header and each row's line are flex rows of titled spans.
+TRACE_CELLS = "div[style*='display:flex'] > span[title]"
+TEXT_COLUMN = ITERATION_HEADER.index("text")
+ENDING_COLUMN = ITERATION_HEADER.index("ending")
 WIDGET_ERROR = "Error displaying widget"
 XSS_MARKER = "window.__rig_xss"
 # JupyterLab front-end plugins that call out to the network or pop up over the notebook.
@@ -285,6 +290,8 @@ def expect_markup_page_inert(page: Page, rows: int, shot: Path, payloads: list[s
     expect(trace_view.get_by_text("Raw reply")).to_have_count(rows)
     compare_view = output_with(page, COMPARE_VIEW)
     expect(compare_view).to_contain_text("hostile-gateway")
+    compare_view.get_by_text(re.compile(r"^all \d+ rows$")).click()  # the rows, with the errors
+    expect(compare_view.locator("table").nth(1)).to_be_visible()
     expect_no_widget_errors(page)
     page.screenshot(path=str(shot), full_page=True)
     expect_markup_inert(
@@ -296,3 +303,76 @@ def expect_markup_page_inert(page: Page, rows: int, shot: Path, payloads: list[s
         },
         payloads,
     )
+
+
+def open_file_browser(page: Page) -> None:
+    """Show JupyterLab's file browser in the left sidebar (the default layout has it open)."""
+    browser = page.locator("#filebrowser")
+    if not browser.is_visible():
+        page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab[data-id='filebrowser']").click()
+    expect(browser).to_be_visible()
+
+
+def output_widths(page: Page) -> list[float]:
+    """The widths of the rendered (non-empty) cell output areas."""
+    widths: list[float] = page.locator(".jp-OutputArea-output").evaluate_all(
+        "els => els.map(e => e.getBoundingClientRect().width).filter(w => w > 0)"
+    )
+    return widths
+
+
+def set_output_width(page: Page, width: int) -> None:
+    """Resize the window until the notebook's output areas are `width` px wide."""
+    viewport = page.viewport_size
+    assert viewport is not None
+    current = output_widths(page)[0]
+    page.set_viewport_size(
+        {"width": round(viewport["width"] + width - current), "height": viewport["height"]}
+    )
+    page.wait_for_function(
+        "w => [...document.querySelectorAll('.jp-OutputArea-output')]"
+        ".map(e => e.getBoundingClientRect().width).filter(x => x > 0)"
+        ".every(x => Math.abs(x - w) < 0.5)",
+        arg=width,
+    )
+
+
+def boxes(cells: Locator) -> list[tuple[float, float, str]]:
+    """(left, right, text) of each element, in page coordinates."""
+    found: list[tuple[float, float, str]] = [
+        tuple(b)
+        for b in cells.evaluate_all(
+            "els => els.map(e => { const r = e.getBoundingClientRect();"
+            " return [r.left, r.right, e.textContent.slice(0, 40)]; })"
+        )
+    ]
+    return found
+
+
+def cells_outside(output: Locator, cells: Locator) -> list[tuple[float, float, str]]:
+    """The cells that do not start inside `output`'s box, or run past its right edge.
+
+    Positions are relative to the output area's left edge.
+    """
+    box = output.bounding_box()
+    assert box is not None
+    left, right = box["x"], box["x"] + box["width"]
+    return [
+        (round(a - left, 1), round(b - left, 1), text)
+        for a, b, text in boxes(cells)
+        if not (left - 0.5 <= a < right) or b > right + 0.5
+    ]
+
+
+def trace_cells(view: Locator) -> Locator:
+    return view.locator(TRACE_CELLS)
+
+
+def row_cell_texts(output: Locator, row: int = 0) -> list[str] | None:
+    """The cell texts of a TraceView row as the page shows them now (None: no such row yet)."""
+    texts: list[str] | None = output.evaluate(
+        f"(out, n) => {{ const line = out.querySelectorAll('div.{LINE_CLASS}')[n];"
+        " return line ? [...line.children].map(c => c.textContent) : null; }",
+        row,
+    )
+    return texts
