@@ -172,7 +172,8 @@ def _short(text: str) -> str:
 
 def _said(it: Iteration, raw: bool = False) -> str:
     """A short account of one reply: finish, calls, the answer (or with `raw`, the content)."""
-    parts = [f"finish {it.finish_reason or '-'}", f"{len(it.tool_calls)} tool calls"]
+    n = len(it.tool_calls)
+    parts = [f"finish {it.finish_reason or '-'}", f"{n} tool call{'' if n == 1 else 's'}"]
     if it.ending:
         parts.append(f"ending {it.ending}")
     if it.text and not raw:

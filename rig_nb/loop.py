@@ -23,7 +23,7 @@ from .errors import IterationLimitError, NoToolCallingError, OutputLimitError, R
 from .record import finalizing, record_round
 from .tool import Tool, validate_tools
 from .trace import Iteration, ToolCallRecord, Trace
-from .wire import call_name, chat_body, check_extra_body, clean
+from .wire import call_arguments, call_name, chat_body, check_extra_body, clean
 
 if TYPE_CHECKING:
     from .client import Client
@@ -74,17 +74,6 @@ class RunResult:
 
 def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
-
-
-def _arguments(raw: Any) -> str:
-    if isinstance(raw, str):
-        return clean(raw)
-    if raw is None:
-        return ""
-    try:
-        return json.dumps(raw)  # some servers send an object instead of a string
-    except (TypeError, ValueError, RecursionError):
-        return ""
 
 
 def _execute(tool: Tool | None, rec: ToolCallRecord) -> None:
@@ -174,7 +163,7 @@ def _native_calls(reply_calls: list[Any], calls: _Calls) -> None:
             "or an unknown dialect)"
         )
     for call, name in zip(reply_calls, names, strict=True):
-        calls.add(call.get("id"), name, _arguments(call["function"].get("arguments")), "native")
+        calls.add(call.get("id"), name, call_arguments(call), "native")
 
 
 def _text_calls(text: str, declared: Mapping[str, Tool], calls: _Calls) -> str:

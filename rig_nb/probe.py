@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import NoToolCallingError, OutputLimitError, RigError
 from .record import finalizing, record_round
-from .trace import Iteration, Trace
-from .wire import call_name, chat_body
+from .trace import Iteration, ToolCallRecord, Trace
+from .wire import call_arguments, call_name, chat_body, clean
 
 if TYPE_CHECKING:
     from .client import Client
@@ -71,6 +71,15 @@ def probe(
         if reply.finish_reason == "length":
             raise OutputLimitError("probe reply hit the output token limit before a tool call")
         names = [call_name(c) for c in reply.tool_calls]
+        for call, name in zip(reply.tool_calls, names, strict=True):
+            # Recorded as received, never run: the trace shows what the endpoint called.
+            received = call.get("id") if isinstance(call, dict) else None
+            received = clean(received) if isinstance(received, str) else ""
+            it.tool_calls.append(
+                ToolCallRecord(
+                    id=received, received_id=received, name=name, arguments=call_arguments(call)
+                )
+            )
         if not names:
             raise NoToolCallingError("backend did not return a tool call: the reply had none")
         if not all(names):

@@ -10,6 +10,7 @@ completion counts and, when reported, reasoning and cached tokens.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ __all__ = [
     "TOOL_CHOICES",
     "REASONING_FIELDS",
     "Reply",
+    "call_arguments",
     "call_name",
     "chat_body",
     "check_extra_body",
@@ -213,6 +215,20 @@ def parse_reply(body: Any) -> Reply:
         top_level=frozenset(k for k in body if isinstance(k, str)),
         system_fingerprint=fingerprint if isinstance(fingerprint, str) else "",
     )
+
+
+def call_arguments(call: Any) -> str:
+    """A tool call's arguments as text ("" when absent); an object sent as such is JSON-encoded."""
+    fn = call.get("function") if isinstance(call, dict) else None
+    raw = fn.get("arguments") if isinstance(fn, dict) else None
+    if isinstance(raw, str):
+        return clean(raw)
+    if raw is None:
+        return ""
+    try:
+        return json.dumps(raw)  # some servers send an object instead of a string
+    except (TypeError, ValueError, RecursionError):
+        return ""
 
 
 def call_name(call: Any) -> str:

@@ -315,3 +315,12 @@ def test_every_demo_persona_gets_the_report_it_reproduces(demo_client: Client, m
         assert fix in report.check(name).advice
     if location == "none" and leaks == "no":
         assert report.check("reasoning_location").advice == ""
+
+
+def test_the_probe_records_the_calls_it_got_without_running_them(demo_client: Client) -> None:
+    trace = demo_client.probe_trace("well-behaved")
+    [call] = trace.iterations[0].tool_calls
+    assert (call.name, call.result, call.is_error) == ("ping", "", False)
+    assert call.received_id and call.arguments.startswith("{")
+    report = endpoint_report(demo_client, "well-behaved")
+    assert "; 1 tool call;" in report.check("tool_choice_auto").evidence

@@ -53,10 +53,13 @@ PERSONAS = [
     "tool-spinner",
     "html-injector",
     *DIALECT_PERSONAS,
+    "llama-server-deepseek-recorded",
+    "llama-server-none-recorded",
+    "llama-server-skip-recorded",
     "smollm2-chatml-recorded",
     "smollm2-recorded",
 ]
-RECORDED = {"smollm2-chatml-recorded", "smollm2-recorded"}
+RECORDED = {p for p in PERSONAS if p.endswith("-recorded")}
 TEXT_TOOL_PERSONAS = [
     "hermes-text-tools",
     "gpt-oss-raw-harmony",
@@ -175,6 +178,10 @@ DEMO_RUNS = [
     _row("draft-then-call", CALL, "ok", "answer", [TAG] * 3, {"closed"}, 3),
     _row("answer-in-reasoning", CALL, "ok", "reasoning_only", [NONE] * 3, {"none"}, 3),
     _row("gateway-reasoning-details", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    # Real llama-server replies: SmolLM2 under a Qwen3-style template that opens <think>.
+    _row("llama-server-deepseek-recorded", NO_CALL, "ok", "reasoning_only", [NONE], {"none"}, 0),
+    _row("llama-server-none-recorded", NO_CALL, "ok", "reasoning_only", [NONE], {"unclosed"}, 0),
+    _row("llama-server-skip-recorded", NO_CALL, "ok", "answer", [NONE], {"none"}, 0),
     _row("smollm2-chatml-recorded", NO_CALL, "ok", "answer", [NONE], {"none"}, 0),
     _row("smollm2-recorded", CALL, LIMIT, "tool_calls", [NONE] * 8, {"none"}, 8),
 ]

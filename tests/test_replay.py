@@ -188,8 +188,14 @@ def recorded() -> Iterator[DemoServer]:
 
 def test_packaged_recordings_are_served_as_personas(recorded: DemoServer) -> None:
     names = [p.name for p in recorded_personas()]
-    assert names == ["smollm2-chatml-recorded", "smollm2-recorded"]
-    assert recorded.models[-2:] == names
+    assert names == [
+        "llama-server-deepseek-recorded",
+        "llama-server-none-recorded",
+        "llama-server-skip-recorded",
+        "smollm2-chatml-recorded",
+        "smollm2-recorded",
+    ]
+    assert recorded.models[-5:] == names
     with urllib.request.urlopen(f"{recorded.base_url}/models", timeout=10) as resp:
         described = {m["id"]: m["description"] for m in json.load(resp)["data"]}
     assert "chatml-function-calling" in described["smollm2-recorded"]
@@ -219,7 +225,7 @@ def test_the_recorded_tool_choice_matrix_is_the_real_servers(recorded: DemoServe
 
 
 def test_compare_tells_the_recorded_configurations_apart(recorded: DemoServer) -> None:
-    df = compare([Endpoint(m, recorded.base_url, m) for m in recorded.models[-2:]])
+    df = compare([Endpoint(m, recorded.base_url, m) for m in recorded.models[-5:]])
     outcome = {(r.endpoint, r.scenario): r.outcome for r in df.itertuples()}
     assert outcome[("smollm2-recorded", "probe")] == "ok"
     assert outcome[("smollm2-chatml-recorded", "probe")] != "ok"

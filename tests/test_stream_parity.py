@@ -39,6 +39,9 @@ DEMO_MODELS = [
     "draft-then-call",
     "answer-in-reasoning",
     "gateway-reasoning-details",
+    "llama-server-deepseek-recorded",
+    "llama-server-none-recorded",
+    "llama-server-skip-recorded",
     "smollm2-chatml-recorded",
     "smollm2-recorded",
 ]

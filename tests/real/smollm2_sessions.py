@@ -1,6 +1,6 @@
-"""The real sessions packaged in rig_nb/recordings/, and how to record them again.
+"""The real sessions packaged in rig_nb/demo/recordings/, and how to record them again.
 
-    .venv/bin/python tests/real/smollm2_sessions.py rig_nb/recordings
+    .venv/bin/python tests/real/smollm2_sessions.py rig_nb/demo/recordings
 
 builds the environment if missing (scripts/setup-llama), starts both llama.cpp
 servers, and records through `RecordingProxy`: the tool_choice matrix probes,
@@ -20,7 +20,7 @@ from rig_nb import Client, RigError, RunRequest
 from rig_nb.capabilities import tool_choice_matrix
 from rig_nb.compare import Endpoint, compare
 from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, demo_tools
-from rig_nb.testing import RecordingProxy
+from rig_nb.demo.recording import RecordingProxy
 
 # file stem -> (chat format, note shown as the persona's description)
 SERVERS = {
