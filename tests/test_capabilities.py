@@ -215,7 +215,7 @@ def test_http_errors_are_verdicts_and_evidence_holds_no_secret() -> None:
 
 
 def test_an_unreachable_endpoint_is_a_report_not_an_exception() -> None:
-    from conftest import free_port
+    from loopback import free_port
 
     with Client(f"http://127.0.0.1:{free_port()}/v1", max_retries=0) as client:
         report = endpoint_report(client, "m")

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 from cli_helpers import KEY, Ran, assert_one_line_error, clean_env, cli, rig  # noqa: F401
-from conftest import free_port
+from loopback import free_port
 
 from rig_nb.__main__ import build_parser
 from rig_nb._text import plural

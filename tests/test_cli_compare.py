@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 from cli_helpers import KEY, assert_one_line_error, clean_env, cli
-from conftest import free_port
+from loopback import free_port
 
 from rig_nb.capabilities import CHECKS
 from rig_nb.compare import COLUMNS, DEFAULT_SCENARIOS

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from cli_helpers import KEY, assert_one_line_error, cli
-from conftest import TLSServer, free_port
+from loopback import TLSServer, free_port
 
 from rig_nb.demo import DemoServer
 from rig_nb.testing import Reply, ScriptedServer, chat_reply

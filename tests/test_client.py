@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import free_port
+from loopback import free_port
 
 from rig_nb import (
     BackendError,

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pandas as pd
 import pytest
-from conftest import free_port
+from loopback import free_port
 
 from rig_nb.compare import (
     COLUMNS,

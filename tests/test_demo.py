@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from shared import DIALECT_PERSONAS, PERSONAS
 
 from rig_nb import (
     BackendError,
@@ -32,33 +33,6 @@ from rig_nb.demo import (
 from rig_nb.demo.dialect_personas import dialect_personas
 from rig_nb.testing import RecordedRequest, Reply
 
-DIALECT_PERSONAS = [
-    "gpt-oss-raw-harmony",
-    "gpt-oss-stripped-tokens",
-    "qwen3-coder-text-calls",
-    "mistral-text-calls",
-    "mistral-mlx-text-calls",
-    "draft-then-call",
-    "answer-in-reasoning",
-    "gateway-reasoning-details",
-]
-PERSONAS = [
-    "well-behaved",
-    "qwen3-no-parser",
-    "r1-json-sketch",
-    "budget-think",
-    "reasoning-field",
-    "ollama-reasoning",
-    "hermes-text-tools",
-    "tool-spinner",
-    "html-injector",
-    *DIALECT_PERSONAS,
-    "llama-server-deepseek-recorded",
-    "llama-server-none-recorded",
-    "llama-server-skip-recorded",
-    "smollm2-chatml-recorded",
-    "smollm2-recorded",
-]
 RECORDED = {p for p in PERSONAS if p.endswith("-recorded")}
 TEXT_TOOL_PERSONAS = [
     "hermes-text-tools",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import threading
 import time
 import urllib.parse
@@ -18,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import TLSServer, free_port
+from loopback import RawServer, TLSServer, free_port
 
 from rig_nb import BackendError, Client, IterationLimitError, RunRequest, Tool, Trace
 from rig_nb.testing import LoopbackServer, RecordedRequest, Reply, ScriptedServer, chat_reply
@@ -163,41 +162,6 @@ def test_kinds_not_a_chat_completion(server: ScriptedServer) -> None:
     with Client(server.base_url) as c:
         _, exc = _elapsed(lambda: c.run(REQUEST))
     assert isinstance(exc, BackendError) and exc.kind == "reply"
-
-
-class RawServer:
-    """A socket server that writes raw bytes: whatever an HTTP library would refuse to send."""
-
-    def __init__(self, response: bytes) -> None:
-        self.response = response
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.port = int(self.sock.getsockname()[1])
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                conn.recv(65536)
-                try:
-                    conn.sendall(self.response)
-                except OSError:
-                    pass
-
-    def __enter__(self) -> RawServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        # shutdown wakes the accept() blocked in the serving thread; close alone does not.
-        self.sock.shutdown(socket.SHUT_RDWR)
-        self.sock.close()
-        self.thread.join(timeout=10)
 
 
 _BODY = json.dumps(chat_reply("ok")).encode()

@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from shared import ECHO
 
 from rig_nb import (
     BackendError,
@@ -23,7 +24,6 @@ from rig_nb import (
     NoToolCallingError,
     OutputLimitError,
     RunRequest,
-    Tool,
     Trace,
 )
 from rig_nb.capabilities import tool_choice_matrix
@@ -34,17 +34,6 @@ from rig_nb.demo.replay import ReplayPersona, load_recording, recorded_personas
 from rig_nb.stream import stream_chunks
 from rig_nb.testing import Reply, ScriptedServer, chat_reply, sse_body, tool_call
 
-
-def _echo(args: dict[str, Any]) -> str:
-    return f"echo {args['text']}"
-
-
-ECHO = Tool(
-    "echo",
-    "Echo the text back.",
-    {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
-    _echo,
-)
 LOOP = RunRequest("real", 128, prompt="Echo hi twice, then answer.", tools=(ECHO,))
 SCRIPT: list[Reply | Mapping[str, Any]] = [
     chat_reply(None, tool_calls=[tool_call("echo", {"text": "hi"}, id="call_a")]),

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import free_port
+from loopback import free_port
 
 from rig_nb import Client, Iteration, RigError, RunRequest, ToolCallRecord, Trace
 from rig_nb._html import esc

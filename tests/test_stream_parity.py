@@ -15,36 +15,14 @@ from typing import Any
 
 import httpx
 import pytest
+from shared import ECHO, PERSONAS
 
-from rig_nb import Client, RigError, RunRequest, Tool, Trace
+from rig_nb import Client, RigError, RunRequest, Trace
 from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools
 from rig_nb.testing import RecordedRequest, ScriptedServer, chat_reply, tool_call
 
 TIMING = frozenset({"latency_s", "ttft_s", "elapsed_s", "duration_s", "chunks", "streamed"})
-DEMO_MODELS = [
-    "well-behaved",
-    "qwen3-no-parser",
-    "r1-json-sketch",
-    "budget-think",
-    "reasoning-field",
-    "ollama-reasoning",
-    "hermes-text-tools",
-    "tool-spinner",
-    "html-injector",
-    "gpt-oss-raw-harmony",
-    "gpt-oss-stripped-tokens",
-    "qwen3-coder-text-calls",
-    "mistral-text-calls",
-    "mistral-mlx-text-calls",
-    "draft-then-call",
-    "answer-in-reasoning",
-    "gateway-reasoning-details",
-    "llama-server-deepseek-recorded",
-    "llama-server-none-recorded",
-    "llama-server-skip-recorded",
-    "smollm2-chatml-recorded",
-    "smollm2-recorded",
-]
+DEMO_MODELS = PERSONAS
 TEXT_TOOL_MODELS = [
     "hermes-text-tools",
     "gpt-oss-raw-harmony",
@@ -125,16 +103,6 @@ def test_every_persona_probes_the_same_streamed(demo_client: Client, model: str)
     assert streamed.iterations[0].streamed and streamed.iterations[0].chunks > 0
 
 
-def _echo(args: dict[str, Any]) -> str:
-    return f"echo {args['text']}"
-
-
-ECHO = Tool(
-    "echo",
-    "Echo the text back.",
-    {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
-    _echo,
-)
 USAGE = {
     "prompt_tokens": 12,
     "completion_tokens": 40,

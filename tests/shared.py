@@ -1,0 +1,47 @@
+"""Names and tools shared by several test modules (pinned lists: a new persona shows up here)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rig_nb import Tool
+
+DIALECT_PERSONAS = [
+    "gpt-oss-raw-harmony",
+    "gpt-oss-stripped-tokens",
+    "qwen3-coder-text-calls",
+    "mistral-text-calls",
+    "mistral-mlx-text-calls",
+    "draft-then-call",
+    "answer-in-reasoning",
+    "gateway-reasoning-details",
+]
+PERSONAS = [
+    "well-behaved",
+    "qwen3-no-parser",
+    "r1-json-sketch",
+    "budget-think",
+    "reasoning-field",
+    "ollama-reasoning",
+    "hermes-text-tools",
+    "tool-spinner",
+    "html-injector",
+    *DIALECT_PERSONAS,
+    "llama-server-deepseek-recorded",
+    "llama-server-none-recorded",
+    "llama-server-skip-recorded",
+    "smollm2-chatml-recorded",
+    "smollm2-recorded",
+]
+
+
+def _echo(args: dict[str, Any]) -> str:
+    return f"echo {args['text']}"
+
+
+ECHO = Tool(
+    "echo",
+    "Echo the text back.",
+    {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    _echo,
+)
