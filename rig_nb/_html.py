@@ -30,6 +30,7 @@ __all__ = [
     "pre",
     "preview",
     "reasoning_spans",
+    "shown_chars",
     "table_html",
     "trace_html",
     "trace_summary",
@@ -39,10 +40,6 @@ PREVIEW_CHARS = 120
 DISPLAY_CHARS = 100_000
 _OPEN, _CLOSE = "<think>", "</think>"
 _BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
-# In the reversed text: a closing tag with no opening tag before the previous closing tag
-# (or the start), i.e. a bare </think> that no block consumed. Each lookahead stops at the
-# next closing tag, so the search is linear.
-_BARE_REVERSED = re.compile(r">kniht/<(?=(?:(?!>kniht<)(?!>kniht/<).)*(?:>kniht/<|\Z))", re.DOTALL)
 PRE_STYLE = (
     "white-space:pre-wrap;word-break:break-word;max-height:24em;overflow:auto;"
     "margin:0;padding:4px;border:1px solid #ddd;font-size:12px;line-height:1.35"
@@ -71,11 +68,49 @@ def _more(text: str, shown: int) -> str:
     return f'<div style="color:#777;font-size:11px">... {hidden:,} more characters not shown</div>'
 
 
+def shown_chars(text: str) -> int:
+    """How much of `text` to show: DISPLAY_CHARS characters, fewer where escaping swells them.
+
+    Markup-dense text escapes to up to six times its length; the cut keeps what is
+    escaped and sent to the browser near DISPLAY_CHARS, whatever the text holds.
+    """
+    head = text[:DISPLAY_CHARS]
+    swell = 3 * (head.count("<") + head.count(">")) + 4 * (head.count("&") + head.count("'"))
+    swell += 5 * head.count('"')
+    if len(head) + swell <= DISPLAY_CHARS:
+        return len(head)
+    return max(1, len(head) * DISPLAY_CHARS // (len(head) + swell))
+
+
 def pre(text: str, style: str = PRE_STYLE) -> str:
-    """`text` escaped in a scrolling <pre> (up to DISPLAY_CHARS); an empty text says so."""
+    """`text` escaped in a scrolling <pre> (cut by `shown_chars`); an empty text says so."""
     if not text:
         return f'<pre style="{style};color:#999">(empty)</pre>'
-    return f'<pre style="{style}">{esc(text[:DISPLAY_CHARS])}</pre>{_more(text, DISPLAY_CHARS)}'
+    n = shown_chars(text)
+    return f'<pre style="{style}">{esc(text[:n])}</pre>{_more(text, n)}'
+
+
+def _last_bare_close(s: str, last: int) -> int:
+    """Where the last </think> that ends no block starts (-1: none); `last` is the last </think>.
+
+    A </think> ends a block exactly when a <think> stands between it and the closing tag
+    before it. The closing tags nearest the end are looked at one by one (a bare one is
+    usually there); past a few dozen, one split of the text answers for all the rest.
+    """
+    end = last
+    for _ in range(64):
+        prev = s.rfind(_CLOSE, 0, end)
+        if s.find(_OPEN, prev + len(_CLOSE) if prev >= 0 else 0, end) < 0:
+            return end
+        if prev < 0:
+            return -1
+        end = prev
+    stretches = s[:end].split(_CLOSE)  # the text before each closing tag, `end`'s last
+    opened = [_OPEN in part for part in stretches]
+    if all(opened):
+        return -1
+    i = len(opened) - 1 - opened[::-1].index(False)
+    return sum(map(len, stretches[: i + 1])) + len(_CLOSE) * i
 
 
 def reasoning_spans(
@@ -93,9 +128,7 @@ def reasoning_spans(
     region_end = last + len(_CLOSE) if last >= 0 else 0
     bare = -1
     if last >= 0 and (shape is None or "unopened" in shape):
-        found = _BARE_REVERSED.search(s[::-1])
-        if found is not None:
-            bare = n - found.start() - len(_CLOSE)
+        bare = _last_bare_close(s, last)
     unclosed = s.find(_OPEN, region_end)
     spans: list[tuple[int, int, bool]] = []
     pos = 0
@@ -120,6 +153,20 @@ def reasoning_spans(
     return [(a, min(b, limit), r) for a, b, r in spans if a < limit]
 
 
+def _marked(raw: str, spans: list[tuple[int, int, bool]]) -> str:
+    """The spans escaped, reasoning ones in <del>: one escape for all of them.
+
+    Control characters stand for the tags while the text is escaped (html.escape
+    leaves them alone), so a reply of thousands of blocks costs one escape, not
+    one per block; a reply holding those characters takes the slow way.
+    """
+    head = raw[: spans[-1][1]] if spans else ""
+    if "\x01" in head or "\x02" in head:
+        return "".join(f"<del>{esc(raw[a:b])}</del>" if r else esc(raw[a:b]) for a, b, r in spans)
+    text = "".join(f"\x01{raw[a:b]}\x02" if r else raw[a:b] for a, b, r in spans)
+    return esc(text).replace("\x01", "<del>").replace("\x02", "</del>")
+
+
 def marked_reasoning_html(raw: str, shape: str | None = None) -> str:
     """`raw` in a <pre>, the parts strip_reasoning removes struck through in grey.
 
@@ -127,17 +174,16 @@ def marked_reasoning_html(raw: str, shape: str | None = None) -> str:
     """
     if not raw:
         return pre(raw)
-    spans = reasoning_spans(raw, DISPLAY_CHARS, shape)
+    n = shown_chars(raw)
+    spans = reasoning_spans(raw, n, shape)
     kept = "".join(raw[a:b] for a, b, r in spans if not r)
-    if len(raw) <= DISPLAY_CHARS and kept.strip() != strip_reasoning(raw).strip():
+    if len(raw) <= n and kept.strip() != strip_reasoning(raw).strip():
         spans = [(0, len(raw), False)]  # the library's function is the truth, not this sketch
-    body = "".join(
-        f"<del>{esc(raw[a:b])}</del>" if reasoning else esc(raw[a:b]) for a, b, reasoning in spans
-    )
+    body = _marked(raw, spans)
     title = "struck through: removed by strip_reasoning"
     return (
         f'{_DEL_STYLE}<pre class="rig-nb-raw" title="{title}" style="{PRE_STYLE}">{body}</pre>'
-        + _more(raw, DISPLAY_CHARS)
+        + _more(raw, n)
     )
 
 

@@ -1,4 +1,4 @@
-"""The chat-completion wire format: request bodies, replies, and replies built from stream deltas.
+"""The chat-completion wire format: request bodies and replies (streams: `rig_nb.stream`).
 
 This module and `rig_nb.stream` (the same replies as stream deltas) are the
 only ones that know field names on the wire. A reply's
