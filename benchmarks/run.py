@@ -124,7 +124,10 @@ def main() -> int:
     details: list[str] = []
     loads = [_load()]
     for name in chosen:
-        gc.collect()  # what one section left behind must not be collected on another's time
+        # What one section left behind must not be collected, or scanned, on another's time:
+        # freezing it keeps the collector's work proportional to the running section's heap.
+        gc.collect()
+        gc.freeze()
         print(f"[{name}] running... ({load_average()})", file=sys.stderr, flush=True)
         try:
             text, figs = run_section(name, opts.quick, opts.samples)
