@@ -8,7 +8,8 @@ Inputs of 1.5 MiB (characters), and of 384 and 768 KiB for the growth:
   closed blocks `<think>a</think>b` repeated; `x</think><think>a</think>b`
   repeated; `<think>` repeated; and markup that is not a think tag, which
   the dialect scanners must still look at: `<b>x</b> ` (a reply in HTML),
-  `<|` (half a harmony token) and `<` repeated.
+  `<|` (half a harmony token) and `<` repeated; markdown fence lines (the
+  dialect scanners mask code), alone and after a tool-call marker.
 Renderers:
 - `LeakLab(text)`: the widget's construction (it strips, finds leaks and
   text tool calls, decodes JSON and renders the marked raw reply);
@@ -67,6 +68,8 @@ def inputs(size: int) -> dict[str, str]:
         "`<b>x</b> ` repeated": _fill("<b>x</b> ", size),
         "`<|` repeated": _fill("<|", size),
         "`<` repeated": _fill("<", size),
+        "fence lines repeated": _fill("```\n", size),
+        "fence lines + `<tool_call>`": _fill("```\n", size, "<tool_call>"),
     }
 
 

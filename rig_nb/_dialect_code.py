@@ -4,7 +4,10 @@
 info-string rules) and inline code spans (a run of N backticks closed by the
 next run of exactly N, within one paragraph) with NUL characters, keeping every
 other character at its offset. A fence with no closing line hides nothing. Every
-step is a C-level scan or a walk over the runs it found: linear on any input.
+step is a C-level scan or a walk over the runs it found: linear on any input. The
+walk is Python, so a reply holding more than MASK_BUDGET backticks and tildes is
+not masked at all (its markers count wherever they stand): real answers quote
+code with far fewer, and a reply of nothing but fences costs a scan, not a walk.
 """
 
 from __future__ import annotations
@@ -12,11 +15,12 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
-__all__ = ["FILL", "mask_code"]
+__all__ = ["FILL", "MASK_BUDGET", "mask_code"]
 
 # No marker contains NUL, so no marker can span a blanked region, and NUL is
 # not whitespace to the lookaheads that scan past blanks.
 FILL = "\x00"
+MASK_BUDGET = 10_000
 
 _FENCE_RUN = re.compile(r"`{3,}|~{3,}")
 _TICKS = re.compile(r"`+")
@@ -26,6 +30,8 @@ _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 def mask_code(s: str) -> str:
     """s with its code regions replaced by FILL, same length."""
     if "`" not in s and "~~~" not in s:
+        return s
+    if s.count("`") + s.count("~") > MASK_BUDGET:
         return s
     regions: list[tuple[int, int]] = []
     prev = 0

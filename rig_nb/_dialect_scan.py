@@ -39,7 +39,7 @@ from ._dialect_code import mask_code
 
 __all__ = ["FUNCTION_TAG", "RECIPIENT", "STRIPPED", "STRIPPED_START", "scan"]
 
-FUNCTION_TAG = r"<function=[^\s<>]{1,256}>"
+FUNCTION_TAG = r"<function=[^\s<>\x00]{1,256}>"  # NUL: masked code ends a name
 # gpt-oss with its special tokens stripped: analysis...assistantfinal...
 STRIPPED = re.compile(r"assistant(?:final|commentary|analysis)")
 STRIPPED_START = re.compile(r"[ \t\r\n]*analysis(?=[A-Z])")

@@ -90,12 +90,22 @@ def pre(text: str, style: str = PRE_STYLE) -> str:
     return f'<pre style="{style}">{esc(text[:n])}</pre>{_more(text, n)}'
 
 
-def _last_bare_close(s: str, last: int) -> int:
+# From a stretch's start, the stretches that each hold a <think> before their </think>:
+# possessive, so a reply of thousands of blocks is passed over in one C-level match.
+_OPENED_STRETCHES = re.compile(
+    r"(?:[^<]*+(?:<(?!/?think>)[^<]*+)*+<think>[^<]*+(?:<(?!/think>)[^<]*+)*+</think>)*+"
+)
+
+
+def _last_bare_close(s: str, last: int, limit: int | None = None) -> int:
     """Where the last </think> that ends no block starts (-1: none); `last` is the last </think>.
 
     A </think> ends a block exactly when a <think> stands between it and the closing tag
     before it. The closing tags nearest the end are looked at one by one (a bare one is
     usually there); past a few dozen, one split of the text answers for all the rest.
+    With `limit`, only s[:limit] is shown: a bare </think> that ends past it makes all
+    of it reasoning, so any such one is returned, found by one match over the rest,
+    and the split covers the shown text only.
     """
     end = last
     for _ in range(64):
@@ -105,6 +115,17 @@ def _last_bare_close(s: str, last: int) -> int:
         if prev < 0:
             return -1
         end = prev
+    if limit is not None and end + len(_CLOSE) > limit:
+        shown = s.rfind(_CLOSE, 0, limit)
+        start = shown + len(_CLOSE) if shown >= 0 else 0
+        stop = end + len(_CLOSE)
+        match = _OPENED_STRETCHES.match(s, start, stop)
+        past = s.find(_CLOSE, match.end() if match else start, stop)
+        if past >= 0:
+            return past
+        if shown < 0:
+            return -1
+        end = shown
     stretches = s[:end].split(_CLOSE)  # the text before each closing tag, `end`'s last
     opened = [_OPEN in part for part in stretches]
     if all(opened):
@@ -122,64 +143,114 @@ def reasoning_spans(
     everything from an unclosed `<think>` on are reasoning. `shape`, when known
     (`reasoning_shape(s)`), spares the search for a bare `</think>` where there is none.
     """
-    n = len(s)
-    limit = n if limit is None else min(limit, n)
+    limit = len(s) if limit is None else min(limit, len(s))
     last = s.rfind(_CLOSE)
-    region_end = last + len(_CLOSE) if last >= 0 else 0
-    bare = -1
-    if last >= 0 and (shape is None or "unopened" in shape):
-        bare = _last_bare_close(s, last)
-    unclosed = s.find(_OPEN, region_end)
-    spans: list[tuple[int, int, bool]] = []
-    pos = 0
-    if bare >= 0:
-        pos = bare + len(_CLOSE)
-        spans.append((0, pos, True))
+    pos = _after_bare(s, last, shape)
+    spans = [(0, pos, True)] if pos else []
     if pos < limit:
-        for m in _BLOCK.finditer(s, pos, region_end):
-            if m.start() >= limit:
-                break
-            if m.start() > pos:
-                spans.append((pos, m.start(), False))
-            spans.append((m.start(), m.end(), True))
-            pos = m.end()
-    if pos < limit:
-        if unclosed >= 0:
-            if unclosed > pos:
-                spans.append((pos, unclosed, False))
-            spans.append((unclosed, n, True))
-        elif pos < n:
-            spans.append((pos, n, False))
+        spans += _spans_after(s, limit, pos, last + len(_CLOSE) if last >= 0 else 0)
     return [(a, min(b, limit), r) for a, b, r in spans if a < limit]
 
 
-def _marked(raw: str, spans: list[tuple[int, int, bool]]) -> str:
-    """The spans escaped, reasoning ones in <del>: one escape for all of them.
+def _after_bare(s: str, last: int, shape: str | None, limit: int | None = None) -> int:
+    """Where the text after the last bare `</think>` starts (0: there is none).
 
-    Control characters stand for the tags while the text is escaped (html.escape
-    leaves them alone), so a reply of thousands of blocks costs one escape, not
-    one per block; a reply holding those characters takes the slow way.
+    With `limit`, any position past it stands for all positions past it.
     """
-    head = raw[: spans[-1][1]] if spans else ""
-    if "\x01" in head or "\x02" in head:
-        return "".join(f"<del>{esc(raw[a:b])}</del>" if r else esc(raw[a:b]) for a, b, r in spans)
-    text = "".join(f"\x01{raw[a:b]}\x02" if r else raw[a:b] for a, b, r in spans)
-    return esc(text).replace("\x01", "<del>").replace("\x02", "</del>")
+    if last < 0 or (shape is not None and "unopened" not in shape):
+        return 0
+    bare = _last_bare_close(s, last, limit)
+    return bare + len(_CLOSE) if bare >= 0 else 0
+
+
+def _spans_after(s: str, limit: int, pos: int, region_end: int) -> list[tuple[int, int, bool]]:
+    """The spans from `pos` (past any bare `</think>`) on, the last one possibly past `limit`."""
+    spans: list[tuple[int, int, bool]] = []
+    for m in _BLOCK.finditer(s, pos, region_end):
+        if m.start() >= limit:
+            break
+        if m.start() > pos:
+            spans.append((pos, m.start(), False))
+        spans.append((m.start(), m.end(), True))
+        pos = m.end()
+    if pos < limit:
+        unclosed = s.find(_OPEN, region_end)
+        if unclosed >= 0:
+            if unclosed > pos:
+                spans.append((pos, unclosed, False))
+            spans.append((unclosed, len(s), True))
+        elif pos < len(s):
+            spans.append((pos, len(s), False))
+    return spans
+
+
+def _marked(raw: str, spans: list[tuple[int, int, bool]]) -> str:
+    """The spans escaped, reasoning ones in <del>, one escape per span (the slow way)."""
+    return "".join(f"<del>{esc(raw[a:b])}</del>" if r else esc(raw[a:b]) for a, b, r in spans)
+
+
+def _fenced(s: str, limit: int, shape: str | None) -> str:
+    """s[:limit] with each reasoning stretch between \x01 and \x02, as reasoning_spans says.
+
+    Past the last bare `</think>` every closing tag ends a block that starts at the
+    first `<think>` since the closing tag before it. Where a stretch of the text holds
+    as many opening tags as closing ones, each block holds one `<think>`, and two
+    C-level replaces mark all of them: a reply of thousands of blocks is not walked
+    block by block. The rest (a nested `<think>`, the edges) follows the spans.
+    """
+    last = s.rfind(_CLOSE)
+    region_end = last + len(_CLOSE) if last >= 0 else 0
+    pos = _after_bare(s, last, shape, limit)
+    pieces = [f"\x01{s[: min(pos, limit)]}\x02"] if pos else []
+    stop = min(region_end, limit)
+    if pos < stop:
+        cut = s.rfind(_CLOSE, pos, stop)
+        if cut >= 0:
+            cut += len(_CLOSE)
+            middle = s[pos:cut]
+            if middle.count(_OPEN) == middle.count(_CLOSE):
+                pieces.append(
+                    middle.replace(_OPEN, "\x01" + _OPEN).replace(_CLOSE, _CLOSE + "\x02")
+                )
+                pos = cut
+    if pos < limit:
+        for a, b, r in _spans_after(s, limit, pos, region_end):
+            if a >= limit:
+                break
+            b = min(b, limit)
+            pieces.append(f"\x01{s[a:b]}\x02" if r else s[a:b])
+    return "".join(pieces)
+
+
+_REASONING_MARKED = re.compile("\x01[^\x02]*\x02")
 
 
 def marked_reasoning_html(raw: str, shape: str | None = None) -> str:
     """`raw` in a <pre>, the parts strip_reasoning removes struck through in grey.
 
     `shape` is `reasoning_shape(raw)` when the caller has it (it saves a scan).
+    Control characters stand for the <del> tags while the text is escaped
+    (html.escape leaves them alone): one escape for the whole text. A reply
+    holding those characters takes the slow way, one escape per span.
     """
     if not raw:
         return pre(raw)
     n = shown_chars(raw)
-    spans = reasoning_spans(raw, n, shape)
-    kept = "".join(raw[a:b] for a, b, r in spans if not r)
-    if len(raw) <= n and kept.strip() != strip_reasoning(raw).strip():
-        spans = [(0, len(raw), False)]  # the library's function is the truth, not this sketch
-    body = _marked(raw, spans)
+    head = raw[:n]
+    if "\x01" in head or "\x02" in head:
+        spans = reasoning_spans(raw, n, shape)
+        kept = "".join(raw[a:b] for a, b, r in spans if not r)
+        if len(raw) <= n and kept.strip() != strip_reasoning(raw).strip():
+            spans = [(0, len(raw), False)]  # the library's function is the truth
+        body = _marked(raw, spans)
+    else:
+        text = _fenced(raw, n, shape)
+        if (
+            len(raw) <= n
+            and _REASONING_MARKED.sub("", text).strip() != strip_reasoning(raw).strip()
+        ):
+            text = raw  # the library's function is the truth, not this sketch
+        body = esc(text).replace("\x01", "<del>").replace("\x02", "</del>")
     title = "struck through: removed by strip_reasoning"
     return (
         f'{_DEL_STYLE}<pre class="rig-nb-raw" title="{title}" style="{PRE_STYLE}">{body}</pre>'

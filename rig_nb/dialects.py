@@ -29,7 +29,8 @@ Each dialect, with one example as seen in the wild and where its format is defin
   name="get_weather">...`` with U+FF5C fullwidth bars (vLLM's deepseekv32 tool parser).
 
 Markers inside closed fenced code blocks or inline code spans are quoted, not
-leaked (`_dialect_code`); markers anywhere else count, JSON strings included. The
+leaked (`_dialect_code`; in a reply of at most 10,000 backticks and tildes);
+markers anywhere else count, JSON strings included. The
 token-stripped harmony remains are ``analysis`` glued to a capital letter at the
 start of the reply, ``assistant`` glued to a channel name (``assistantfinal``,
 ``assistantcommentary``, ``assistantanalysis``), or a ``to=functions.`` recipient:
@@ -148,10 +149,20 @@ def leak_dialects(s: str) -> tuple[str, ...]:
     """Names of the leak dialects present in a reply's content, in DIALECTS order, each once."""
     if not isinstance(s, str):
         return ()
+    found = _dialects_in(s)
+    if found and ("`" in s or "~~~" in s):
+        # Masking code only hides markers: it is needed only when some were found,
+        # so a reply dense with fences and free of markers is not walked fence by fence.
+        found = _dialects_in(mask_code(s))
+    return tuple(name for name in DIALECTS if name in found)
+
+
+def _dialects_in(masked: str) -> set[str]:
+    """The dialects whose markers `masked` holds, read as it is (code already masked or not)."""
     # <think> tags are the commonest markup in a reply and no marker holds one: they go
     # first, each replaced by a NUL (which no marker holds either, so nothing new forms),
     # so that the search below stops at few '<'.
-    masked = mask_code(s).replace("<think>", "\0").replace("</think>", "\0")
+    masked = masked.replace("<think>", "\0").replace("</think>", "\0")
     found: set[str] = set()
     if STRIPPED_START.match(masked) or STRIPPED.search(masked) or RECIPIENT in masked:
         found.add("harmony")
@@ -164,7 +175,7 @@ def leak_dialects(s: str) -> tuple[str, ...]:
             break
         found.add(_DIALECT_OF.get(m.group(), "function-tag"))
         pos = m.start() + 1
-    return tuple(name for name in DIALECTS if name in found)
+    return found
 
 
 def find_text_tool_calls(s: str, *, limit: int = 33) -> list[TextToolCall]:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from rig_nb import _dialect_calls, _dialect_scan
+from rig_nb._dialect_code import MASK_BUDGET, mask_code
 from rig_nb.content import strip_reasoning
 from rig_nb.dialects import (
     DIALECTS,
@@ -605,6 +606,22 @@ def test_limit() -> None:
     # Past the limit the scan still looks for a closer that makes all of them reasoning.
     after = find_text_tool_calls(text + "[/THINK]" + _tag("real", "{}"), limit=5)
     assert after == [_call("tool-call-tag", "real")]
+
+
+def test_code_masking_has_a_budget() -> None:
+    quoted = "Use this:\n```xml\n<tool_call>{}</tool_call>\n```\n"
+    within = quoted + "`x` " * ((MASK_BUDGET - quoted.count("`")) // 2)
+    assert within.count("`") == MASK_BUDGET
+    assert leak_dialects(within) == ()
+    assert find_text_tool_calls(within) == []
+    # Past the budget nothing is masked: the quoted marker counts, and a reply made of
+    # fence lines costs a scan instead of a walk over each of them.
+    past = within + "`"
+    assert leak_dialects(past) == ("tool-call-tag",)
+    assert mask_code(past) == past
+    fences = "```\n" * 100_000 + "<tool_call>"
+    assert mask_code(fences) == fences
+    assert leak_dialects(fences) == ("tool-call-tag",)
 
 
 HOSTILE = {

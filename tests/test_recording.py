@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -190,6 +192,35 @@ def test_proxy_passes_a_stream_on_as_it_arrives(tmp_path: Path) -> None:
     assert it.chunks > 20
     # Buffered, the first event would arrive with the last one.
     assert it.ttft_s < it.latency_s / 2
+
+
+def test_closing_the_proxy_waits_for_a_stream_to_be_recorded(tmp_path: Path) -> None:
+    # The client reads [DONE] while the upstream has not yet ended its body: the proxy
+    # records the stream only once it has, and a file read right after close must hold it.
+    out = tmp_path / "session.jsonl"
+    closing, release = threading.Event(), threading.Event()
+    events = stream_chunks(chat_reply("recorded before close"), piece_chars=6)
+
+    def held_open() -> Iterator[bytes]:
+        yield from sse_body(events)
+        release.wait(10)
+
+    class Proxy(RecordingProxy):
+        def close(self) -> None:
+            closing.set()
+            super().close()
+
+    reply = Reply(held_open(), headers={"content-type": "text/event-stream"})
+    releaser = threading.Thread(target=lambda: closing.wait(10) and release.set())
+    with ScriptedServer([reply]) as upstream:
+        with Proxy(upstream.base_url, out) as proxy, Client(proxy.base_url) as client:
+            trace = client.run_trace(RunRequest("m", 64, prompt="hi", stream=True))
+            assert not release.is_set()
+            releaser.start()
+        [record] = _lines(out)
+    releaser.join()
+    assert trace.outcome == "ok"
+    assert record["response"]["events"][-1] == "[DONE]"
 
 
 def test_a_stream_broken_off_is_recorded_as_it_arrived(tmp_path: Path) -> None:

@@ -288,7 +288,9 @@ def test_deltas_are_paced_so_ttft_and_decode_speed_show() -> None:
             plain = client.run(request).trace.iterations[0]
     assert streamed.ttft_s >= 0.2
     assert streamed.chunks > 5
-    assert streamed.latency_s - streamed.ttft_s >= 0.01 * (streamed.chunks - 1)
+    # Lower bounds the server's sleeps guarantee whatever the scheduling: the client
+    # may read the first event late, never the last one early.
+    assert streamed.latency_s >= 0.2 + 0.01 * (streamed.chunks - 1)
     assert streamed.decode_tok_s is not None and streamed.decode_tok_s > 0
     assert plain.ttft_s == 0.0 and plain.decode_tok_s is None
 
@@ -299,7 +301,7 @@ def test_the_default_server_paces_its_streams() -> None:
         it = client.run(request).trace.iterations[0]
     assert (server.stream_first_delay, server.stream_interval) == (0.05, 0.004)
     assert it.ttft_s >= 0.05
-    assert it.latency_s - it.ttft_s >= 0.004 * (it.chunks - 1)
+    assert it.chunks > 2 and it.latency_s >= 0.05 + 0.004 * (it.chunks - 1)
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import threading
 import urllib.parse
 from collections.abc import Iterator
 from typing import Any
@@ -169,6 +170,8 @@ class RecordingProxy(LoopbackServer):
         self._path = os.fspath(path)
         self._timeout = timeout
         self.exchanges = 0
+        self._relaying = 0
+        self._relays_done = threading.Condition(self._lock)
         if note:
             with open(self._path, "a", encoding="ascii") as f:
                 f.write(json.dumps({"note": note}, ensure_ascii=True) + "\n")
@@ -176,6 +179,17 @@ class RecordingProxy(LoopbackServer):
     def __enter__(self) -> RecordingProxy:
         self.start()
         return self
+
+    def close(self) -> None:
+        """Stop serving once every stream being passed on is recorded (within `timeout`).
+
+        A client reads a stream's last event before the proxy has seen the upstream
+        end it: without the wait, a file read right after the proxy closes could lack
+        the last exchange.
+        """
+        with self._relays_done:
+            self._relays_done.wait_for(lambda: self._relaying == 0, timeout=self._timeout)
+        super().close()
 
     def handle(self, request: RecordedRequest) -> Reply:
         prefix = urllib.parse.urlsplit(self.base_url).path
@@ -235,6 +249,8 @@ class RecordingProxy(LoopbackServer):
     ) -> Iterator[bytes]:
         """Pass the stream on as it arrives; record its events once it ends, however it ends."""
         received: list[bytes] = []
+        with self._lock:
+            self._relaying += 1
         try:
             while True:
                 try:
@@ -246,9 +262,14 @@ class RecordingProxy(LoopbackServer):
                 received.append(chunk)
                 yield chunk
         finally:
-            conn.close()
-            events = _redact_stream(_decode_events(b"".join(received)), scrub)
-            self._write(recorded_request, {"status": resp.status, "events": events})
+            try:
+                conn.close()
+                events = _redact_stream(_decode_events(b"".join(received)), scrub)
+                self._write(recorded_request, {"status": resp.status, "events": events})
+            finally:
+                with self._relays_done:
+                    self._relaying -= 1
+                    self._relays_done.notify_all()
 
     def _write(self, request: dict[str, Any], response: dict[str, Any]) -> None:
         line = json.dumps({"request": request, "response": response}, ensure_ascii=True) + "\n"
