@@ -90,11 +90,10 @@ def pre(text: str, style: str = PRE_STYLE) -> str:
     return f'<pre style="{style}">{esc(text[:n])}</pre>{_more(text, n)}'
 
 
-# From a stretch's start, the stretches that each hold a <think> before their </think>:
-# possessive, so a reply of thousands of blocks is passed over in one C-level match.
-_OPENED_STRETCHES = re.compile(
-    r"(?:[^<]*+(?:<(?!/?think>)[^<]*+)*+<think>[^<]*+(?:<(?!/think>)[^<]*+)*+</think>)*+"
-)
+# A </think> ending a stretch that holds no <think>: the second closing tag is bare.
+# Possessive and searched from its literal first tag: one C-level pass over a reply
+# of thousands of blocks, no backtracking.
+_BARE_STRETCH = re.compile(r"</think>[^<]*+(?:<(?!/?think>)[^<]*+)*+</think>")
 
 
 def _last_bare_close(s: str, last: int, limit: int | None = None) -> int:
@@ -119,10 +118,12 @@ def _last_bare_close(s: str, last: int, limit: int | None = None) -> int:
         shown = s.rfind(_CLOSE, 0, limit)
         start = shown + len(_CLOSE) if shown >= 0 else 0
         stop = end + len(_CLOSE)
-        match = _OPENED_STRETCHES.match(s, start, stop)
-        past = s.find(_CLOSE, match.end() if match else start, stop)
-        if past >= 0:
-            return past
+        first = s.find(_CLOSE, start, stop)
+        if first >= 0 and s.find(_OPEN, start, first) < 0:
+            return first
+        bare = _BARE_STRETCH.search(s, first, stop) if first >= 0 else None
+        if bare is not None:
+            return bare.end() - len(_CLOSE)
         if shown < 0:
             return -1
         end = shown
