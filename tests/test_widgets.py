@@ -10,8 +10,15 @@ from typing import Any
 import ipywidgets as widgets
 import pytest
 
-from rig_nb import Client, Iteration, RunRequest, ToolCallRecord, Trace
-from rig_nb._html import DISPLAY_CHARS, PREVIEW_CHARS, reasoning_spans
+from rig_nb import Client, Iteration, RunRequest, ToolCallRecord, Trace, reasoning_shape
+from rig_nb._html import (
+    DISPLAY_CHARS,
+    PREVIEW_CHARS,
+    _marked,
+    marked_reasoning_html,
+    reasoning_spans,
+    shown_chars,
+)
 from rig_nb.compare import Endpoint, compare
 from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, XSS_IMG, XSS_SCRIPT, DemoServer, demo_tools
 from rig_nb.testing import Reply, ScriptedServer, chat_reply, tool_call
@@ -335,6 +342,33 @@ def test_leak_lab_marks_what_strip_removes() -> None:
         (16, 17, False),
         (17, 25, True),
     ]
+
+
+BLOCK = "<think>a</think>b"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        pytest.param(BLOCK * 20_000, id="blocks"),
+        pytest.param("x</think>" + BLOCK * 20_000, id="bare-first"),
+        pytest.param(BLOCK * 20_000 + "x</think>" + BLOCK * 100, id="bare-past-the-head"),
+        pytest.param(BLOCK * 2_000 + "y</think>" + BLOCK * 20_000, id="bare-in-the-head"),
+        pytest.param(BLOCK * 3_000 + "<think><think>n</think>" + BLOCK * 9_000, id="nested"),
+        pytest.param("<b>&" * 10 + BLOCK * 20_000 + "<think>open", id="markup-unclosed"),
+        pytest.param("c" * 99_990 + BLOCK * 10, id="cut-in-a-tag"),
+        pytest.param("\x01" + BLOCK * 20_000, id="control-characters"),
+    ],
+)
+def test_marking_agrees_with_the_spans_on_long_replies(raw: str) -> None:
+    # The fast marking (C-level replaces, one search past the shown head) against the
+    # span-by-span rendering, with and without the recorded shape.
+    n = shown_chars(raw)
+    assert n < len(raw)
+    for shape in (None, reasoning_shape(raw)):
+        html = marked_reasoning_html(raw, shape)
+        assert _marked(raw, reasoning_spans(raw, n, shape)) in html
+        assert "more characters not shown" in html
 
 
 def test_leak_lab_names_dialects_and_recoverable_calls() -> None:
