@@ -103,7 +103,7 @@ def _last_bare_close(s: str, last: int, limit: int | None = None) -> int:
     before it. The closing tags nearest the end are looked at one by one (a bare one is
     usually there); past a few dozen, one split of the text answers for all the rest.
     With `limit`, only s[:limit] is shown: a bare </think> that ends past it makes all
-    of it reasoning, so any such one is returned, found by one match over the rest,
+    of it reasoning, so any such one is returned, found by one search over the rest,
     and the split covers the shown text only.
     """
     end = last
@@ -190,7 +190,7 @@ def _marked(raw: str, spans: list[tuple[int, int, bool]]) -> str:
     return "".join(f"<del>{esc(raw[a:b])}</del>" if r else esc(raw[a:b]) for a, b, r in spans)
 
 
-def _fenced(s: str, limit: int, shape: str | None) -> str:
+def _delimited(s: str, limit: int, shape: str | None) -> str:
     """s[:limit] with each reasoning stretch between \x01 and \x02, as reasoning_spans says.
 
     Past the last bare `</think>` every closing tag ends a block that starts at the
@@ -245,7 +245,7 @@ def marked_reasoning_html(raw: str, shape: str | None = None) -> str:
             spans = [(0, len(raw), False)]  # the library's function is the truth
         body = _marked(raw, spans)
     else:
-        text = _fenced(raw, n, shape)
+        text = _delimited(raw, n, shape)
         if (
             len(raw) <= n
             and _REASONING_MARKED.sub("", text).strip() != strip_reasoning(raw).strip()
