@@ -5,8 +5,8 @@ scripts/setup-llama-server builds llama-server and installs LiteLLM (minutes onc
 returns at once); scripts/setup-llama provides the SmolLM2-135M GGUF (see llama_servers.py).
 
 Every process listens on 127.0.0.1 on a free port, logs to a file in a directory the caller
-gives, is polled for readiness (the poll interval is a bounded wait on the process itself, so an
-early exit is noticed at once) and is stopped by its PID: SIGTERM, then SIGKILL.
+gives, is polled for readiness and is stopped by its PID, SIGTERM then SIGKILL
+(`llama_servers.spawn` and `stop`, shared with the llama-cpp-python tier).
 
 The llama-server flavours (`SERVERS`):
 - `think-deepseek`, `think-none`, `think-skip`: SmolLM2 under our Qwen3-Thinking-style template
@@ -27,18 +27,13 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import signal
-import socket
 import subprocess
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from llama_servers import CACHE, REPO
+from llama_servers import CACHE, REPO, free_port, spawn, stop
 from llama_servers import environment as smollm2_environment
 
 # Keep these in step with scripts/setup-llama-server (the cache is keyed by them).
@@ -61,8 +56,6 @@ CTX_SIZE = 2048
 SETUP_DEADLINE_S = 1800.0
 # llama-server loads the 98 MB model in about a second; LiteLLM starts in about 10 s.
 READY_DEADLINE_S = 120.0
-STOP_GRACE_S = 15.0
-POLL_S = 0.2
 
 # Everything LiteLLM would otherwise fetch at start or on a request, read from the package.
 LITELLM_OFFLINE_ENV = {
@@ -192,78 +185,6 @@ def server_args(env: ServerEnv, name: str) -> tuple[str, ...]:
     return SERVERS[name]
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-# Loopback only: no proxy from the environment may be in the way of a readiness poll.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def _get_ok(url: str, headers: Mapping[str, str]) -> bool:
-    request = urllib.request.Request(url, headers=dict(headers))
-    try:
-        with _OPENER.open(request, timeout=5) as resp:
-            return bool(resp.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
-
-
-def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
-    # The process leads its own group (start_new_session), whose id is its PID; while it is not
-    # reaped (returncode None) that id cannot belong to anyone else. Any children it started
-    # (LiteLLM's) are in the group and get the signal too.
-    if proc.returncode is None:
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            pass
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """Stop a process started here by its PID: SIGTERM, then SIGKILL after a grace period."""
-    _signal_group(proc, signal.SIGTERM)
-    try:
-        proc.wait(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        _signal_group(proc, signal.SIGKILL)
-        proc.wait(timeout=STOP_GRACE_S)
-
-
-def _spawn(
-    name: str,
-    argv: Sequence[str],
-    log: Path,
-    ready_url: str,
-    ready_headers: Mapping[str, str],
-    env: Mapping[str, str] | None = None,
-) -> subprocess.Popen[bytes]:
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            list(argv),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=dict(env) if env is not None else None,
-            start_new_session=True,
-        )
-    deadline = time.monotonic() + READY_DEADLINE_S
-    while not _get_ok(ready_url, ready_headers):
-        # Waiting on the process is the poll interval and notices an early exit.
-        try:
-            code: int | None = proc.wait(timeout=POLL_S)
-        except subprocess.TimeoutExpired:
-            code = None
-        if code is not None or time.monotonic() > deadline:
-            stop(proc)
-            tail = log.read_text(errors="replace")[-3000:]
-            why = f"exited with {code}" if code is not None else "not ready before the deadline"
-            raise RuntimeError(f"{name} {why}; log tail ({log}):\n{tail}")
-    return proc
-
-
 def start_llama_server(
     env: ServerEnv, name: str, log_dir: Path, extra: Sequence[str] = ()
 ) -> tuple[subprocess.Popen[bytes], Proc]:
@@ -294,7 +215,9 @@ def start_llama_server(
     log = log_dir / f"llama-server-{name}.log"
     root = f"http://127.0.0.1:{port}"
     # /health answers 503 while the model loads and 200 once requests are served.
-    proc = _spawn(f"llama-server ({name})", argv, log, f"{root}/health", {})
+    proc = spawn(
+        f"llama-server ({name})", argv, log, f"{root}/health", ready_deadline_s=READY_DEADLINE_S
+    )
     return proc, Proc(name, f"{root}/v1", MODEL, proc.pid, log, argv)
 
 
@@ -365,7 +288,15 @@ def start_litellm(
     headers = {"Authorization": f"Bearer {master_key}"}
     log = log_dir / f"litellm-{tag}.log"
     # /v1/models with the key answers once the proxy has loaded its config and serves requests.
-    proc = _spawn(f"LiteLLM proxy ({tag})", argv, log, f"{root}/v1/models", headers, child_env)
+    proc = spawn(
+        f"LiteLLM proxy ({tag})",
+        argv,
+        log,
+        f"{root}/v1/models",
+        ready_headers=headers,
+        env=child_env,
+        ready_deadline_s=READY_DEADLINE_S,
+    )
     models = {u.name: litellm_model_name(u) for u in upstreams}
     info = LiteLLMProxy(
         f"litellm-{tag}",

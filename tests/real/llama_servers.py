@@ -8,12 +8,13 @@ it when missing and returns at once when present.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,8 @@ MODEL = "smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Loading a 98 MB model takes a few seconds; the deadline only bounds a broken start.
 READY_DEADLINE_S = 180.0
+STOP_GRACE_S = 15.0
+POLL_S = 0.25
 SETUP_DEADLINE_S = 1800.0
 # The server ignores max_tokens while it writes tool-call arguments: now and then it writes
 # until the 2048-token context is full, which takes minutes on a busy 2-core machine.
@@ -66,32 +69,85 @@ def environment() -> Path:
     return gguf
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
-def _ready(base_url: str) -> bool:
+# Loopback only: no proxy from the environment may be in the way of a readiness poll.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def _get_ok(url: str, headers: Mapping[str, str]) -> bool:
+    request = urllib.request.Request(url, headers=dict(headers))
     try:
-        with urllib.request.urlopen(f"{base_url}/models", timeout=5) as resp:
+        with _OPENER.open(request, timeout=5) as resp:
             return bool(resp.status == 200)
     except (urllib.error.URLError, OSError):
         return False
 
 
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
+def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    # The process leads its own group (start_new_session), whose id is its PID; while it is not
+    # reaped (returncode None) that id cannot belong to anyone else. Any children it started
+    # (LiteLLM's) are in the group and get the signal too.
+    if proc.returncode is None:
         try:
-            proc.wait(timeout=15)
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a process started by `spawn`, by its PID: SIGTERM, then SIGKILL after a grace period."""
+    _signal_group(proc, signal.SIGTERM)
+    try:
+        proc.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        _signal_group(proc, signal.SIGKILL)
+        proc.wait(timeout=STOP_GRACE_S)
+
+
+def spawn(
+    name: str,
+    argv: Sequence[str],
+    log: Path,
+    ready_url: str,
+    ready_headers: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    ready_deadline_s: float = READY_DEADLINE_S,
+) -> subprocess.Popen[bytes]:
+    """Start argv in a session of its own, logging to `log`, and wait until ready_url answers 200.
+
+    The poll interval is a bounded wait on the process itself, so an early exit is noticed at
+    once; on an exit or past the deadline the process is stopped and the log's tail raised.
+    """
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            list(argv),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=dict(env) if env is not None else None,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + ready_deadline_s
+    while not _get_ok(ready_url, ready_headers or {}):
+        try:
+            code: int | None = proc.wait(timeout=POLL_S)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=15)
+            code = None
+        if code is not None or time.monotonic() > deadline:
+            stop(proc)
+            tail = log.read_text(errors="replace")[-3000:]
+            why = f"exited with {code}" if code is not None else "not ready before the deadline"
+            raise RuntimeError(f"{name} {why}; log tail ({log}):\n{tail}")
+    return proc
 
 
 def start(gguf: Path, chat_format: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
+    port = free_port()
     base_url = f"http://127.0.0.1:{port}/v1"
     cmd = [
         str(VENV_PYTHON),
@@ -116,20 +172,8 @@ def start(gguf: Path, chat_format: str, log: Path) -> tuple[subprocess.Popen[byt
         "--seed",
         str(SEED),
     ]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + READY_DEADLINE_S
-    while not _ready(base_url):
-        # Waiting on the process doubles as the poll interval and notices an early exit.
-        try:
-            code = proc.wait(timeout=0.25)
-        except subprocess.TimeoutExpired:
-            code = None
-        if code is not None or time.monotonic() > deadline:
-            stop(proc)
-            tail = log.read_text(errors="replace")[-3000:]
-            why = f"exited with {code}" if code is not None else "not ready before the deadline"
-            raise RuntimeError(f"llama.cpp server ({chat_format}) {why}; log tail:\n{tail}")
+    name = f"llama.cpp server ({chat_format})"
+    proc = spawn(name, cmd, log, f"{base_url}/models")
     return proc, base_url
 
 
