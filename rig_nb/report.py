@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -28,7 +29,7 @@ from .trace import Trace
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MAX_LINE_BYTES", "load_traces", "save_html", "save_traces", "to_otel"]
+__all__ = ["MAX_LINE_BYTES", "check_path", "load_traces", "save_html", "save_traces", "to_otel"]
 
 # A trace line longer than this is refused unread (a realistic trace is well under 1 MB).
 MAX_LINE_BYTES = 32 << 20
@@ -52,6 +53,32 @@ def to_otel(
 # --- trace files ---------------------------------------------------------------------------
 
 
+def check_path(path: str | os.PathLike[str], *, write: bool) -> Path:
+    """`path` as a Path, or a ValueError saying why it cannot be read (or written) as a file.
+
+    Only a regular file is read, and only a regular file (or a new one in an existing
+    directory) is written: a FIFO, a device or a directory would block or fail half way.
+    Checked without opening, so it can run before any request is made.
+    """
+    target = Path(path)
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        if not write:
+            raise ValueError(f"{target}: no such file") from None
+        parent = target.parent
+        if not parent.is_dir():
+            raise ValueError(f"{target}: directory {str(parent)!r} does not exist") from None
+        return target
+    except OSError as exc:
+        raise ValueError(f"{target}: {exc.strerror or type(exc).__name__}") from None
+    if stat.S_ISDIR(mode):
+        raise ValueError(f"{target}: is a directory, not a file")
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{target}: not a regular file (a pipe, socket or device)")
+    return target
+
+
 def save_traces(traces: Iterable[Trace], path: str | os.PathLike[str]) -> None:
     """Write the traces as JSON Lines (UTF-8, one `to_json()` a line); nothing is written
     unless every trace can be read back exactly."""
@@ -69,7 +96,7 @@ def save_traces(traces: Iterable[Trace], path: str | os.PathLike[str]) -> None:
             ) from None
         except ValueError as exc:  # NaN or infinity: load_traces would refuse it
             raise ValueError(f"trace {n} cannot be saved as JSON: {exc}") from None
-    Path(path).write_bytes(b"".join(line + b"\n" for line in lines))
+    check_path(path, write=True).write_bytes(b"".join(line + b"\n" for line in lines))
 
 
 def _no_constant(name: str) -> Any:
@@ -109,7 +136,7 @@ def load_traces(
         raise TypeError("max_line_bytes must be an int")
     if max_line_bytes < 1:
         raise ValueError("max_line_bytes must be >= 1")
-    name = Path(path).name
+    name = check_path(path, write=False).name
     traces = []
     with open(path, "rb") as f:
         number = 0
@@ -164,4 +191,4 @@ def save_html(obj: Trace | Sequence[Trace] | pd.DataFrame, path: str | os.PathLi
             f"save_html takes a Trace, a list of Traces or a compare DataFrame, "
             f"not {type(obj).__name__}"
         )
-    Path(path).write_bytes(page.encode("utf-8", "backslashreplace"))
+    check_path(path, write=True).write_bytes(page.encode("utf-8", "backslashreplace"))
