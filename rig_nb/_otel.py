@@ -11,6 +11,10 @@ Which conventions (semantic-conventions-genai, all at Development status):
 - Content (`gen_ai.input.messages`, `gen_ai.output.messages`, `gen_ai.tool.call.arguments`,
   `gen_ai.tool.call.result`) only on request, as JSON strings: the conventions allow that on
   spans where structured attributes are not supported (the OpenTelemetry Python SDK).
+- The run span's status is `Trace.outcome` and nothing else: OK only for "ok"; any other
+  outcome (an error class, or the ending of a run that returned without an answer, such as
+  `text_tool_calls`) is ERROR with the outcome as `error.type` and as the message; unset
+  while the run has none. An iteration's or a tool call's span is ERROR when it holds an error.
 - What the conventions do not name is under `rig_nb.` (ending, reasoning shape, leaks).
 
 A trace records durations, not clock times: spans are laid out one after another from a
@@ -41,7 +45,7 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # One span never lasts longer than this (11.6 days): keeps every end time inside uint64.
 _MAX_SPAN_NS = 10**15
 _KIND_INTERNAL, _KIND_CLIENT = 1, 3
-_STATUS_ERROR = 2
+_STATUS_OK, _STATUS_ERROR = 1, 2
 # OpenAI's finish reasons as the output-messages schema names them.
 _FINISH = {"tool_calls": "tool_call", "function_call": "tool_call"}
 
@@ -218,7 +222,10 @@ def _span(
     end: int,
     attributes: list[dict[str, Any]],
     error: str | None,
+    *,
+    ok: bool = False,
 ) -> dict[str, Any]:
+    """One span; status ERROR with `error` as its message, else OK when `ok`, else unset."""
     span: dict[str, Any] = {
         "traceId": trace_id,
         "spanId": span_id,
@@ -232,6 +239,8 @@ def _span(
         span["parentSpanId"] = parent
     if error is not None:
         span["status"] = {"code": _STATUS_ERROR, "message": error}
+    elif ok:
+        span["status"] = {"code": _STATUS_OK}
     return span
 
 
@@ -360,7 +369,8 @@ def trace_to_otlp(
         start,
         root_end,
         root_attrs,
-        (trace.error or trace.outcome) if failed_run else None,
+        trace.outcome if failed_run else None,
+        ok=trace.outcome == "ok",
     )
     resource = {"attributes": _attributes([("service.name", AGENT_NAME)])}
     scope = {"name": AGENT_NAME, "version": __version__}

@@ -6,7 +6,9 @@ leaves the page (rows link to their trace sections by fragment). Every string th
 from an endpoint or a trace file (cells, column names, model and tool names, ids, errors,
 replies) goes through `_html.esc`; long texts are cut as `_html` cuts them and one-line
 facts are previewed. Output is deterministic. pandas and `compare.summarize` are imported
-only for a DataFrame.
+only for a DataFrame. A trace section's heading, its line and the line's colour say one
+outcome, the trace's or its compare row's: green only for "ok". No part of the page is
+wider than the window: a wide table scrolls inside its own box.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from ._html import (
     pre,
     preview,
     table_html,
-    trace_summary,
 )
 from .trace import Iteration, ToolCallRecord, Trace
 
@@ -37,7 +38,7 @@ _CSP = (
     "base-uri 'none'; form-action 'none'"
 )
 _CSS = """
-body{font:13px/1.45 system-ui,sans-serif;margin:16px;color:#222}
+body{font:13px/1.45 system-ui,sans-serif;margin:16px;color:#222;overflow-wrap:break-word}
 h1{font-size:18px;margin:0 0 8px}
 h2{font-size:15px;margin:24px 0 6px}
 h3{font-size:14px;margin:22px 0 4px;padding-top:8px;border-top:1px solid #ccc}
@@ -47,20 +48,29 @@ padding:4px;border:1px solid #ddd;font-size:12px;line-height:1.35;background:#fc
 del{background:#eee;color:#777}
 summary{cursor:pointer}
 .scroll{overflow-x:auto;max-width:100%}
+.scroll::-webkit-scrollbar{width:12px;height:12px}
+.scroll::-webkit-scrollbar-track{background:#eee}
+.scroll::-webkit-scrollbar-thumb{background:#999;border:2px solid #eee;border-radius:6px}
+@supports not selector(::-webkit-scrollbar){.scroll{scrollbar-color:#999 #eee}}
+.scroll.tall{overflow:auto;max-height:80vh;border:1px solid #ddd}
 table.rows{border-collapse:collapse;font-size:12px}
-table.rows th,table.rows td{padding:2px 8px;text-align:left;vertical-align:top;
+table.rows th,table.rows td{padding:2px 6px;text-align:left;vertical-align:top;
 white-space:nowrap;border-bottom:1px solid #eee}
-table.rows th{border-bottom:1px solid #999}
+table.rows th{white-space:normal;max-width:12em;overflow-wrap:break-word;position:sticky;top:0;
+background:#fff;border-bottom:1px solid #999}
+table.rows td.long{white-space:normal;min-width:12em;max-width:28em;overflow-wrap:break-word}
 .ok{color:#1b5e20}.bad{color:#b71c1c}.muted{color:#777}
 details.it{margin:4px 0;border:1px solid #ddd;border-radius:3px;padding:2px 8px}
 details.it>summary{font-family:ui-monospace,monospace;font-size:12px}
 details.msgs>summary{color:#444;font-size:12px;margin-top:6px}
 .call{margin:6px 0 6px 12px;padding-left:8px;border-left:3px solid #ddd}
-dl.kv{display:grid;grid-template-columns:max-content auto;gap:0 12px;margin:0;font-size:12px}
-dl.kv dt{color:#555}dl.kv dd{margin:0}
+dl.kv{display:grid;grid-template-columns:fit-content(40%) minmax(0,1fr);gap:0 12px;margin:0;
+font-size:12px}
+dl.kv dt,dl.kv dd{margin:0;overflow-wrap:anywhere}dl.kv dt{color:#555}
 """
 _MATRIX_NOTE = "each cell: runs that passed / runs, and the median latency"
 _CELL_CHARS = 160
+_WRAP_CHARS = 32  # a longer cell of the rows table wraps (in 12 to 28em); shorter ones do not
 _LINE_CHARS = 500  # one-line facts (ids, names, summaries) from a trace file can be any length
 
 
@@ -142,14 +152,37 @@ def _iteration_html(it: Iteration, prev: Iteration | None) -> str:
     )
 
 
-def _trace_html(trace: Trace, anchor: str, title: str) -> str:
+def _outcome_class(outcome: str) -> str:
+    """Green only for "ok"; an unfinished run ("") is neither."""
+    if not outcome:
+        return "muted"
+    return "ok" if outcome == "ok" else "bad"
+
+
+def _summary(trace: Trace, outcome: str) -> str:
+    """The section's line: model, endpoint label, `outcome`, iterations, tool calls, elapsed.
+
+    `outcome` is the trace's own, or the compare row's: a scenario can fail a run that ended
+    in an answer (no tool call made, no JSON in it), and the line says what the row says.
+    """
+    n, calls = len(trace.iterations), len(trace.tool_calls)
+    elapsed = trace.elapsed_s or sum(it.latency_s for it in trace.iterations)
+    return (
+        f"{trace.model or '?'} @ {trace.endpoint or '?'}: {outcome or 'running'}, "
+        f"{n} iteration{'' if n == 1 else 's'}, {calls} tool call{'' if calls == 1 else 's'}, "
+        f"{elapsed:.2f} s"
+    )
+
+
+def _trace_html(trace: Trace, anchor: str, title: str, outcome: str) -> str:
+    """A trace's section; `outcome` (see `_summary`) alone decides the line and its colour."""
     rows = [iteration_cells(it) for it in trace.iterations]
     styles = [[""] * len(ITERATION_HEADER) for _ in rows]
     settings = json.dumps(trace.settings, indent=1, ensure_ascii=False, default=str)
-    cls = "ok" if trace.outcome == "ok" else "bad"
     parts = [
         f'<section id="{anchor}"><h3>{esc(preview(title, _LINE_CHARS))}</h3>',
-        f'<p class="{cls}">{esc(preview(trace_summary(trace), _LINE_CHARS))}</p>',
+        f'<p class="{_outcome_class(outcome)}">'
+        f"{esc(preview(_summary(trace, outcome), _LINE_CHARS))}</p>",
     ]
     if trace.error:
         parts.append(f"<h4>error</h4>{pre(trace.error, '')}")
@@ -173,8 +206,14 @@ def _cell(value: Any) -> str:
 
 
 def _rows_table(header: list[str], rows: list[tuple[str, list[Any]]]) -> str:
-    """Rows linking to their trace sections (anchor, cells); every header and cell escaped."""
-    th = "".join(f"<th>{esc(h)}</th>" for h in header)
+    """Rows linking to their trace sections (anchor, cells); every header and cell escaped.
+
+    A long cell wraps (12 to 28em wide) and a header may break after "_", so the table
+    fits the page where it can; where it cannot, its box (shorter than the window) scrolls
+    both ways with the column names on top and its scrollbars drawn: an overlay
+    scrollbar, or one at the foot of a long table, is out of sight.
+    """
+    th = "".join(f"<th>{esc(h).replace('_', '_<wbr>')}</th>" for h in header)
     body = []
     for anchor, cells in rows:
         tds = []
@@ -182,11 +221,12 @@ def _rows_table(header: list[str], rows: list[tuple[str, list[Any]]]) -> str:
             text = _cell(value)
             short = preview(text, _CELL_CHARS)
             title = f' title="{esc(text[:DISPLAY_CHARS])}"' if short != text else ""
-            tds.append(f"<td{title}>{esc(short)}</td>")
+            long = ' class="long"' if len(short) > _WRAP_CHARS else ""
+            tds.append(f"<td{long}{title}>{esc(short)}</td>")
         link = f'<a href="#{anchor}">trace</a>' if anchor else '<span class="muted">none</span>'
         body.append(f"<tr><td>{link}</td>{''.join(tds)}</tr>")
     return (
-        f'<div class="scroll"><table class="rows"><thead><tr><th></th>{th}</tr></thead>'
+        f'<div class="scroll tall"><table class="rows"><thead><tr><th></th>{th}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>"
     )
 
@@ -243,7 +283,7 @@ def _frame_html(frame: Any) -> tuple[str, str]:
             named = [_cell(values[positions[c]]) for c in ("endpoint", "scenario", "outcome")]
             repeat = f" #{_cell(values[positions['repeat']])}" if "repeat" in positions else ""
             title = f"row {label}: {named[0]} / {named[1]}{repeat}: {named[2]}"
-            sections.append(_trace_html(trace, anchor, title))
+            sections.append(_trace_html(trace, anchor, title, named[2]))
     parts.append(f"<h2>Runs</h2>{_rows_table(columns, rows)}")
     parts.append("<h2>Traces</h2>" + ("".join(sections) or '<p class="muted">none</p>'))
     return f"rig_nb compare report: {len(df)} runs", "\n".join(parts)
@@ -259,13 +299,16 @@ def _traces_html(traces: list[Trace]) -> tuple[str, str]:
         )
         for n, t in enumerate(traces)
     ]
-    sections = [_trace_html(t, f"trace-{n}", f"trace {n}") for n, t in enumerate(traces)]
+    sections = [
+        _trace_html(t, f"trace-{n}", f"trace {n}: {t.outcome or 'running'}", t.outcome)
+        for n, t in enumerate(traces)
+    ]
     body = f"<h2>Traces</h2>{_rows_table(header, rows)}" + "".join(sections)
     return f"rig_nb traces: {len(traces)}", body
 
 
 def trace_page(trace: Trace) -> str:
-    return _page("rig_nb trace", _trace_html(trace, "trace-0", "trace"))
+    return _page("rig_nb trace", _trace_html(trace, "trace-0", "trace", trace.outcome))
 
 
 def traces_page(traces: list[Trace]) -> str:

@@ -20,7 +20,7 @@ import stat
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ._otel import trace_to_otlp
 from ._report_html import frame_page, trace_page, traces_page
@@ -72,11 +72,54 @@ def check_path(path: str | os.PathLike[str], *, write: bool) -> Path:
         return target
     except OSError as exc:
         raise ValueError(f"{target}: {exc.strerror or type(exc).__name__}") from None
-    if stat.S_ISDIR(mode):
-        raise ValueError(f"{target}: is a directory, not a file")
-    if not stat.S_ISREG(mode):
-        raise ValueError(f"{target}: not a regular file (a pipe, socket or device)")
+    refused = _refusal(target, mode)
+    if refused is not None:
+        raise ValueError(refused)
     return target
+
+
+def _refusal(target: Path, mode: int) -> str | None:
+    """Why a file of this mode is not read or written, or None for a regular file."""
+    if stat.S_ISDIR(mode):
+        return f"{target}: is a directory, not a file"
+    if not stat.S_ISREG(mode):
+        return f"{target}: not a regular file (a pipe, socket or device)"
+    return None
+
+
+# Opening a FIFO waits for its other end unless O_NONBLOCK is given; the descriptor is checked
+# before any read or write, so a path swapped for a FIFO after check_path cannot block either.
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def _open_regular(path: str | os.PathLike[str], *, write: bool) -> BinaryIO:
+    """`path` opened for reading (or for writing, emptied), or a ValueError naming it when it
+    is not a regular file (or a new one in an existing directory)."""
+    target = Path(path)
+    # O_TRUNC empties only a regular file, the one kind not refused below.
+    flags = (os.O_WRONLY | os.O_CREAT | os.O_TRUNC) if write else os.O_RDONLY
+    try:
+        fd = os.open(target, flags | _NONBLOCK, 0o666)
+    except OSError as exc:
+        fd, reason = -1, exc.strerror or type(exc).__name__
+    if fd < 0:
+        check_path(target, write=write)  # says why where it can (no such file, a FIFO, ...)
+        raise ValueError(f"{target}: {reason}")
+    try:
+        refused = _refusal(target, os.fstat(fd).st_mode)
+        if refused is not None:
+            raise ValueError(refused)
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "wb" if write else "rb")
+
+
+def _write(path: str | os.PathLike[str], data: bytes) -> None:
+    with _open_regular(path, write=True) as f:
+        f.write(data)
 
 
 def save_traces(traces: Iterable[Trace], path: str | os.PathLike[str]) -> None:
@@ -96,7 +139,7 @@ def save_traces(traces: Iterable[Trace], path: str | os.PathLike[str]) -> None:
             ) from None
         except ValueError as exc:  # NaN or infinity: load_traces would refuse it
             raise ValueError(f"trace {n} cannot be saved as JSON: {exc}") from None
-    check_path(path, write=True).write_bytes(b"".join(line + b"\n" for line in lines))
+    _write(path, b"".join(line + b"\n" for line in lines))
 
 
 def _no_constant(name: str) -> Any:
@@ -130,15 +173,16 @@ def load_traces(
     """The traces of a JSON Lines file; blank lines are skipped.
 
     ValueError naming the file and line for anything that is not a trace: bad UTF-8, not
-    JSON, NaN, a wrong type, an unknown key, deep nesting, or a line over `max_line_bytes`.
+    JSON, NaN, a wrong type, an unknown key, deep nesting, or a line over `max_line_bytes`;
+    naming the file when it is not a regular file (a FIFO is refused, never waited on).
     """
     if isinstance(max_line_bytes, bool) or not isinstance(max_line_bytes, int):
         raise TypeError("max_line_bytes must be an int")
     if max_line_bytes < 1:
         raise ValueError("max_line_bytes must be >= 1")
-    name = check_path(path, write=False).name
+    name = Path(path).name
     traces = []
-    with open(path, "rb") as f:
+    with _open_regular(path, write=False) as f:
         number = 0
         while True:
             raw = f.readline(max_line_bytes + 1)
@@ -191,4 +235,4 @@ def save_html(obj: Trace | Sequence[Trace] | pd.DataFrame, path: str | os.PathLi
             f"save_html takes a Trace, a list of Traces or a compare DataFrame, "
             f"not {type(obj).__name__}"
         )
-    check_path(path, write=True).write_bytes(page.encode("utf-8", "backslashreplace"))
+    _write(path, page.encode("utf-8", "backslashreplace"))

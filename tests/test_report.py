@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import json
+import os
 import re
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -20,7 +24,7 @@ from rig_nb import Client, Iteration, RigError, RunRequest, ToolCallRecord, Trac
 from rig_nb._html import esc
 from rig_nb.compare import Endpoint, Scenario, compare
 from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, XSS_IMG, XSS_SCRIPT, DemoServer, demo_tools
-from rig_nb.report import load_traces, save_html, save_traces, to_otel
+from rig_nb.report import _open_regular, load_traces, save_html, save_traces, to_otel
 from rig_nb.testing import Reply, ScriptedServer
 
 SECRET = "sk-report-SECRET-4242"
@@ -229,6 +233,92 @@ def test_long_texts_are_cut(tmp_path: Path) -> None:
     assert len(raw) < 300_000
 
 
+def outcome_frame(rows: list[tuple[str, Trace | None]]) -> pd.DataFrame:
+    """A compare-shaped frame: one row per (row outcome, trace), traces in attrs."""
+    df = pd.DataFrame(
+        {
+            "endpoint": [f"ep{n}" for n in range(len(rows))],
+            "scenario": ["s"] * len(rows),
+            "repeat": [0] * len(rows),
+            "outcome": [outcome for outcome, _ in rows],
+            "latency_s": [0.5] * len(rows),
+        }
+    )
+    df.attrs["traces"] = {n: t for n, (_, t) in enumerate(rows) if t is not None}
+    return df
+
+
+def sections(raw: str) -> dict[str, tuple[str, str, str]]:
+    """Each trace section's id: (heading, the class of the line under it, that line)."""
+    found = re.findall(r'<section id="([\w-]+)"><h3>(.*?)</h3><p class="(\w+)">(.*?)</p>', raw)
+    return {anchor: (heading, cls, line) for anchor, heading, cls, line in found}
+
+
+def test_each_section_says_the_outcome_its_row_says(tmp_path: Path) -> None:
+    def ended(ending: str, outcome: str) -> Trace:
+        return Trace(model="m", outcome=outcome, iterations=[Iteration(ending=ending)])
+
+    # Row outcomes differ from the traces' where a scenario judged the run (a run that ended
+    # in an answer but made no tool call), or where a trace predates the truthful outcome.
+    df = outcome_frame(
+        [
+            ("text_tool_calls", ended("text_tool_calls", "ok")),
+            ("NoToolCallingError", ended("answer", "ok")),
+            ("reasoning_only", ended("reasoning_only", "reasoning_only")),
+            ("ok", ended("answer", "ok")),
+        ]
+    )
+    path = tmp_path / "rows.html"
+    save_html(df, path)
+    got = sections(path.read_text(encoding="utf-8"))
+    for pos, outcome in enumerate(df["outcome"]):
+        heading, cls, line = got[f"row-{pos}"]
+        assert heading.endswith(f": {outcome}") and f"m @ ?: {outcome}, 1 iteration" in line
+        assert cls == ("ok" if outcome == "ok" else "bad"), (outcome, cls)
+    traces = [ended("text_tool_calls", "text_tool_calls"), ended("answer", "ok"), Trace()]
+    save_html(traces, path)
+    got = sections(path.read_text(encoding="utf-8"))
+    assert got["trace-0"] == ("trace 0: text_tool_calls", "bad", got["trace-0"][2])
+    assert ": text_tool_calls, 1 iteration" in got["trace-0"][2]
+    assert got["trace-1"][:2] == ("trace 1: ok", "ok")
+    assert got["trace-2"][:2] == ("trace 2: running", "muted")  # no outcome yet: no colour
+    save_html(traces[0], path)
+    assert sections(path.read_text(encoding="utf-8"))["trace-0"][1] == "bad"
+
+
+def test_wide_tables_scroll_in_a_box_with_drawn_scrollbars(tmp_path: Path) -> None:
+    long_error = "BackendError: " + "the endpoint said no " * 20
+    df = outcome_frame([("BackendError", None), ("ok", Trace(outcome="ok"))])
+    df["error"] = [long_error, ""]
+    path = tmp_path / "wide.html"
+    save_html(df, path)
+    raw, page = parse(path)
+    assert_static(raw, page)
+    tables = [n for n, (tag, _) in enumerate(page.tags) if tag == "table"]
+    assert len(tables) == 2  # the summary matrix and the rows
+    for n in tables:  # each table is the only child of a box that scrolls sideways
+        tag, attrs = page.tags[n - 1]
+        assert tag == "div" and "scroll" in (attrs.get("class") or "").split()
+    rows_box = page.tags[tables[1] - 1][1].get("class") or ""
+    assert rows_box.split() == ["scroll", "tall"] and page.tags[tables[1]][1] == {"class": "rows"}
+    style = raw[raw.index("<style>") : raw.index("</style>")]
+    for rule in (
+        ".scroll{overflow-x:auto;max-width:100%}",
+        ".scroll.tall{overflow:auto;max-height:80vh;",  # its bottom scrollbar stays in sight
+        ".scroll::-webkit-scrollbar{width:12px;height:12px}",  # drawn, not an overlay
+        "@supports not selector(::-webkit-scrollbar){.scroll{scrollbar-color:",
+        "position:sticky;top:0;",  # the column names stay in sight
+        "table.rows td.long{white-space:normal;",
+    ):
+        assert rule in style, rule
+    # A long cell wraps (class "long"), cut at 160 characters with the whole text on hover.
+    cells = [a for tag, a in page.tags if tag == "td" and a.get("class") == "long"]
+    assert cells == [{"class": "long", "title": long_error}]
+    assert long_error not in "".join(page.text)
+    assert page.tables[1][0][1:] == list(df.columns)  # <wbr> after "_" adds no text
+    assert "latency_<wbr>s" in raw
+
+
 def test_save_html_rejects_what_it_cannot_render(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match="not dict"):
         save_html({"model": "m"}, tmp_path / "x.html")
@@ -279,6 +369,100 @@ def test_save_traces_refuses_what_would_not_load_back(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match="trace 0 is a dict"):
         save_traces([{}], path)  # type: ignore[list-item]
     assert not path.exists()
+
+
+def call_promptly(fn: Callable[[], Any], fifo: Path) -> Any:
+    """fn() on a daemon thread; what it returned or raised, or a test failure after 5 s.
+
+    A call that waits on the FIFO fails the test instead of hanging the suite: it is let go
+    by opening the FIFO's two ends without waiting, and its thread cannot keep pytest alive.
+    """
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["returned"] = fn()
+        except BaseException as exc:  # handed to the test below
+            box["raised"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(5.0)
+    if thread.is_alive():
+        for flags in (os.O_RDONLY, os.O_WRONLY):
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, flags | os.O_NONBLOCK))
+        pytest.fail(f"still waiting on {fifo} after 5 s")
+    if "raised" in box:
+        raise box["raised"]
+    return box.get("returned")
+
+
+def test_load_traces_refuses_a_fifo_without_waiting(tmp_path: Path) -> None:
+    fifo = tmp_path / "traces.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match=re.escape(f"{fifo}: not a regular file")):
+        call_promptly(lambda: load_traces(fifo), fifo)
+    # What was opened is checked, not only the path before it: a path that became a FIFO
+    # after check_path looked at it is refused all the same.
+    with pytest.raises(ValueError, match=re.escape(f"{fifo}: not a regular file")):
+        call_promptly(lambda: _open_regular(fifo, write=False), fifo)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(fifo)  # followed, then refused by what was opened
+    with pytest.raises(ValueError, match=re.escape(f"{link}: not a regular file")):
+        call_promptly(lambda: load_traces(link), fifo)
+    with pytest.raises(ValueError, match=re.escape(f"{tmp_path}: is a directory")):
+        load_traces(tmp_path)
+    with pytest.raises(ValueError, match="no such file"):
+        load_traces(tmp_path / "missing.jsonl")
+
+
+@pytest.mark.parametrize("reader", [False, True], ids=["no-reader", "reader"])
+def test_saving_to_a_fifo_writes_nothing(reader: bool, tmp_path: Path) -> None:
+    fifo = tmp_path / "out"
+    os.mkfifo(fifo)
+    # With a reader on the other end, opening for writing would not wait: what was opened is
+    # refused before anything is written.
+    end = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK) if reader else -1
+    try:
+        for save in (save_traces, save_html):
+            with pytest.raises(ValueError, match=re.escape(f"{fifo}: not a regular file")):
+                call_promptly(lambda save=save: save([Trace(outcome="ok")], fifo), fifo)
+            if reader:
+                assert os.read(end, 100) == b""
+    finally:
+        if reader:
+            os.close(end)
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        pytest.param(".", "is a directory", id="directory"),
+        pytest.param("missing/out.jsonl", "does not exist", id="missing-directory"),
+    ],
+)
+def test_saving_where_no_file_can_be_refuses(name: str, message: str, tmp_path: Path) -> None:
+    target = tmp_path / name
+    for save in (save_traces, save_html):
+        with pytest.raises(ValueError, match=message):
+            save([Trace(outcome="ok")], target)
+    assert [p.name for p in tmp_path.iterdir()] == []
+
+
+def test_a_symlink_to_a_file_is_read_and_written_through(tmp_path: Path) -> None:
+    real = tmp_path / "real.jsonl"
+    real.write_bytes(b"x" * 100_000)  # longer than what replaces it: the file is emptied first
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    traces = [odd_trace(), Trace(outcome="text_tool_calls")]
+    save_traces(traces, link)
+    assert link.is_symlink() and real.read_bytes().count(b"\n") == 2
+    assert [t.to_dict() for t in load_traces(link)] == [t.to_dict() for t in traces]
+    page = tmp_path / "page.html"
+    page.symlink_to(real)
+    save_html(traces, page)
+    assert real.read_text(encoding="utf-8").endswith("</html>\n")
 
 
 GOOD = Trace(model="m", outcome="ok").to_json().encode()
@@ -469,6 +653,30 @@ def test_otel_errors(demo: DemoServer) -> None:
     a = attrs_of(chat)
     assert a["error.type"] == "BackendError" and "gen_ai.response.finish_reasons" not in a
     assert "model crashed" in chat.status.message and root.status.code == 2
+
+
+@pytest.mark.parametrize(
+    ("outcome", "code", "message"),
+    [
+        pytest.param("ok", 1, "", id="ok"),
+        pytest.param("text_tool_calls", 2, "text_tool_calls", id="text-tool-calls"),
+        pytest.param("reasoning_only", 2, "reasoning_only", id="reasoning-only"),
+        pytest.param("BackendError", 2, "BackendError", id="error"),
+        pytest.param("", 0, "", id="unfinished"),
+    ],
+)
+def test_otel_run_status_is_the_outcome(outcome: str, code: int, message: str) -> None:
+    ending = {"ok": "answer", "BackendError": "error"}.get(outcome, outcome)
+    error = "BackendError: HTTP 500: model crashed" if outcome == "BackendError" else ""
+    it = Iteration(ending=ending, finish_reason="stop", error=error)
+    root, chat = spans_of(to_otel(Trace(model="m", outcome=outcome, iterations=[it])))
+    assert (root.status.code, root.status.message) == (code, message)
+    a = attrs_of(root)
+    assert a.get("error.type") == (outcome if code == 2 else None)
+    assert a.get("rig_nb.outcome") == (outcome or None)
+    # An iteration's span fails only where the iteration holds an error (its text is the
+    # message there); a turn that ended without an answer is not an error of its request.
+    assert (chat.status.code, chat.status.message) == ((2, error) if error else (0, ""))
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -135,6 +136,52 @@ def test_rows_match_the_trace() -> None:
     assert "ok, 2 iterations, 1 tool call," in view.summary.value
     assert ">tokens</span>" in view.summary.value and ">ending</span>" in view.summary.value
     assert "ending: how the turn ended" in view.summary.value
+
+
+@pytest.mark.parametrize(
+    ("outcome", "ending", "colour"),
+    [
+        pytest.param("ok", "answer", "#1b5e20", id="ok"),
+        pytest.param("text_tool_calls", "text_tool_calls", "#b71c1c", id="text-tool-calls"),
+        pytest.param("reasoning_only", "reasoning_only", "#b71c1c", id="reasoning-only"),
+        pytest.param("OutputLimitError", "length_in_reasoning", "#b71c1c", id="error"),
+        pytest.param("", "", "inherit", id="running"),
+    ],
+)
+def test_trace_view_title_is_the_outcome(outcome: str, ending: str, colour: str) -> None:
+    trace = Trace(model="m", endpoint="e", outcome=outcome, iterations=[Iteration(ending=ending)])
+    view = TraceView(trace)
+    title = view.summary.value.split("</div>", 1)[0]
+    assert title.endswith(f">m @ e: {outcome or 'running'}, 1 iteration, 0 tool calls, 0.00 s")
+    assert f";color:{colour}" in title  # green only for "ok"
+    assert repr(view).startswith(f"<TraceView m @ e: {outcome or 'running'}, ")
+
+
+def test_compare_view_colours_the_outcome_column_only_where_ok() -> None:
+    import pandas as pd
+
+    outcomes = ["ok", "text_tool_calls", "reasoning_only", "NoToolCallingError", "empty"]
+    df = pd.DataFrame(
+        {
+            "endpoint": [f"e{n}" for n in range(5)],
+            "scenario": ["s"] * 5,
+            "outcome": outcomes,
+            "ending": ["answer", "text_tool_calls", "reasoning_only", "answer", "empty"],
+            "latency_s": [0.5] * 5,
+        }
+    )
+    view = CompareView(df)
+    rows = view.table.value.split("<tr>")[2:]  # past the header row
+    at = list(df.columns).index("outcome")
+    outcome_cells = [re.findall(r'<td style="([^"]*)"[^>]*>([^<]*)</td>', r)[at] for r in rows]
+    assert [text for _, text in outcome_cells] == outcomes
+    green = [text for style, text in outcome_cells if "#d9f2d9" in style]
+    assert green == ["ok"]
+    assert view.summary.value.startswith("1/5 runs ok")
+    for outcome in outcomes[1:]:
+        assert f"<b>{outcome}</b>" in view.legend.value
+    assert "<b>ok</b>" not in view.legend.value
+    assert ">1/1 ok<br>" in view.matrix.value and ">0/1 ok<br>" in view.matrix.value
 
 
 def test_an_empty_answer_previews_what_was_said() -> None:

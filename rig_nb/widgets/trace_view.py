@@ -50,6 +50,7 @@ SEGMENT_ROWS = 16
 LINE_PX = 28
 TOGGLE_PX = 36
 LINE_CLASS = "rig-nb-line"  # marks a row's line, for the browser tests
+_OK_COLOR, _FAIL_COLOR = "#1b5e20", "#b71c1c"
 # Pixel widths of the columns of ITERATION_HEADER; None is the text column, which flexes.
 _WIDTHS: list[int | None] = [26, 104, 70, 72, None, 76, 62, 36, 100]
 _TOOL_HEADER = [
@@ -91,9 +92,18 @@ def row_html(cells: list[str], *, header: bool = False) -> str:
     return f'<div class="{LINE_CLASS}" style="{_LINE_STYLE}">{spans}</div>'
 
 
+def _outcome_color(outcome: str) -> str:
+    """The summary line's colour: green only for "ok", red for any other outcome, none while
+    the run has no outcome yet."""
+    if not outcome:
+        return "inherit"
+    return _OK_COLOR if outcome == "ok" else _FAIL_COLOR
+
+
 def top_html(trace: Trace) -> str:
-    """The summary line and the legend above the column header."""
-    summary = f'<div style="line-height:{LINE_PX}px">{esc(trace_summary(trace))}</div>'
+    """The summary line (its outcome is `trace.outcome`) and the legend above the header."""
+    style = f"line-height:{LINE_PX}px;color:{_outcome_color(trace.outcome)}"
+    summary = f'<div style="{style}">{esc(trace_summary(trace))}</div>'
     legend = f'<div style="font-size:11px;color:#666;line-height:1.3">{LEGEND}</div>'
     return summary + legend + row_html(ITERATION_HEADER, header=True)
 
