@@ -7,6 +7,7 @@ message, redacted. The cause is never chained: it may quote the URL.
 
 from __future__ import annotations
 
+import html
 import random
 import re
 import ssl
@@ -17,7 +18,7 @@ import openai
 from .errors import BackendError
 from .redact import Redactor
 
-__all__ = ["backend_error", "retry_delay", "retryable"]
+__all__ = ["backend_error", "page_text", "retry_delay", "retryable"]
 
 _RETRY_STATUS = frozenset({408, 409, 429})
 _MAX_BACKOFF_S = 8.0
@@ -25,6 +26,11 @@ _MAX_MESSAGE = 300
 # Endpoint text read for an error message: enough for the message, not a 1 MiB page.
 _MAX_ERROR_SCAN = 4000
 _TAG = re.compile(r"<[^<>]*>")
+# Elements whose content is not text a person reads (the scan is capped at _MAX_ERROR_SCAN).
+_HIDDEN = re.compile(
+    r"<(script|style|noscript|template)\b[^>]*>.*?(</\1\s*>|$)|<!--.*?(-->|$)",
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 def _causes(exc: BaseException) -> Iterator[BaseException]:
@@ -49,7 +55,16 @@ def _endpoint_message(exc: openai.APIStatusError) -> str:
         text = exc.response.text[:_MAX_ERROR_SCAN]
     except Exception:
         return ""
-    return " ".join(_TAG.sub(" ", text).split())
+    return page_text(text)
+
+
+def page_text(text: str) -> str:
+    """The words of an error body: an HTML page reduced to its text (no script, style or
+    head but the title; entities decoded), whitespace collapsed."""
+    if "<" in text:
+        text = _HIDDEN.sub(" ", text)
+        text = html.unescape(_TAG.sub(" ", text))
+    return " ".join(text.split())
 
 
 def backend_error(exc: BaseException, redact: Redactor, deadline: float | None) -> BackendError:
@@ -79,6 +94,13 @@ def backend_error(exc: BaseException, redact: Redactor, deadline: float | None) 
         else:
             why = "the server does not speak TLS: an https:// URL for a plain http server?"
         return BackendError(f"ai backend: TLS handshake failed: {why}", kind="tls")
+    if "ConnectTimeout" in names:
+        # Unreachable, like a refused connection: nothing answered the connection attempt.
+        return BackendError(
+            "ai backend: connection failed (no answer to the connection attempt: the host "
+            "is down or drops packets)",
+            kind="connect",
+        )
     if isinstance(exc, openai.APITimeoutError) or any("Timeout" in n for n in names):
         return BackendError("ai backend: request timed out waiting for data", kind="timeout")
     if "ConnectError" in names:
@@ -105,23 +127,27 @@ def backend_error(exc: BaseException, redact: Redactor, deadline: float | None) 
     return BackendError(f"ai backend: {type(exc).__name__}", kind="protocol")
 
 
-def retry_delay(attempt: int, headers: Mapping[str, str] | None) -> float:
-    """Seconds before retry `attempt` (0-based): Retry-After when given, else backoff."""
+def retry_delay(attempt: int, headers: Mapping[str, str] | None) -> tuple[float, bool]:
+    """Seconds before retry `attempt` (0-based), and whether the endpoint asked for them
+    (Retry-After, Retry-After-Ms) rather than rig_nb's own backoff."""
     if headers:
         value = headers.get("retry-after-ms")
         try:
             if value is not None:
-                return max(0.0, float(str(value)) / 1000)
+                return max(0.0, float(str(value)) / 1000), True
             value = headers.get("retry-after")
             if value is not None:
-                return max(0.0, float(str(value)))
+                return max(0.0, float(str(value))), True
         except ValueError:
             pass
     delay = min(0.5 * 2.0**attempt, _MAX_BACKOFF_S)
-    return float(delay * (1 - 0.25 * random.random()))
+    return float(delay * (1 - 0.25 * random.random())), False
 
 
 def retryable(exc: BaseException) -> tuple[bool, Mapping[str, str] | None]:
+    if any(type(e).__name__ == "ConnectTimeout" for e in _causes(exc)):
+        # Each try waits the whole timeout for a host that does not answer: not retried.
+        return False, None
     if isinstance(exc, openai.APIStatusError):
         headers = exc.response.headers
         hint = headers.get("x-should-retry")

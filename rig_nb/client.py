@@ -224,16 +224,29 @@ class Client:
                     retry, headers = retryable(exc)
                     if not retry or attempt == tries or error.kind == "deadline":
                         break
-                    delay = retry_delay(attempt, headers)
+                    delay, asked = retry_delay(attempt, headers)
                     try:
                         left = remaining()
                     except Exception:
                         break
                     # A wait longer than the deadline allows, or than the caller's timeout
-                    # (the silence they accept), is not waited: the error says what was asked.
-                    if delay > self.timeout or (left is not None and delay >= left):
+                    # (the silence they accept), is not waited: the error says whose wait it
+                    # was, quoting the endpoint only when it sent Retry-After.
+                    past_deadline = left is not None and delay >= left
+                    if delay > self.timeout or past_deadline:
+                        limit = (
+                            "the time left before the deadline"
+                            if past_deadline
+                            else f"the timeout of {self.timeout:g} s"
+                        )
+                        note = (
+                            f"the endpoint asks to retry after {delay:g} s"
+                            if asked
+                            else f"not retried: rig_nb's own backoff of {delay:.2g} s "
+                            f"is longer than {limit}"
+                        )
                         error = BackendError(
-                            f"{error.message} (the endpoint asks to retry after {delay:g} s)",
+                            f"{error.message} ({note})",
                             status_code=error.status_code,
                             kind=error.kind,
                         )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -36,6 +36,7 @@ from .scenarios import (
     Scenario,
     ScenarioResult,
     run_scenario,
+    scenario_error,
 )
 from .trace import Trace
 
@@ -79,6 +80,8 @@ COLUMNS = [
 _COUNTS = ("iterations", "tool_calls", "prompt_tokens", "completion_tokens", "reasoning_tokens")
 _INT64_MAX = 2**63 - 1
 _UNREACHABLE = frozenset({"connect", "tls"})
+# How often the waiting thread wakes to notice Ctrl-C (KeyboardInterrupt) during compare.
+_POLL_S = 0.2
 
 
 class _Gate:
@@ -89,6 +92,10 @@ class _Gate:
         self.first = threading.Lock()
         self.opened = threading.Event()
         self.dead: ScenarioResult | None = None
+
+
+class _Unbuildable(ScenarioResult):
+    """No Client could be built for the endpoint (a bad base URL): no pair of it can run."""
 
 
 class _Runs:
@@ -108,6 +115,8 @@ class _Runs:
         self._clients: dict[int, Client] = {}
         self._gates = [_Gate() for _ in endpoints]
         self._slots = [threading.BoundedSemaphore(concurrency) for _ in endpoints]
+        # Set on KeyboardInterrupt: a pair not yet started returns at once, sending nothing.
+        self.cancelled = threading.Event()
 
     def _client(self, index: int) -> Client:
         timeout, deadline, _ = self._settings
@@ -128,13 +137,20 @@ class _Runs:
             client = self._client(index)
         except Exception as exc:  # a bad base URL is that endpoint's rows, not an exception
             error = Redactor(endpoint.api_key, [endpoint.base_url])(str(exc))
-            return ScenarioResult(type(exc).__name__, error)
+            return _Unbuildable(type(exc).__name__, error)
         with self._slots[index]:
+            if self.cancelled.is_set():
+                return _CANCELLED
             return run_scenario(
                 endpoint, scenario, timeout=timeout, deadline=deadline, stream=stream, client=client
             )
 
     def run(self, index: int, scenario: Scenario) -> ScenarioResult:
+        if self.cancelled.is_set():
+            return _CANCELLED
+        invalid = scenario_error(scenario)
+        if invalid is not None:  # fails its own rows only, and never marks the endpoint dead
+            return ScenarioResult("ValueError", invalid)
         gate = self._gates[index]
         if gate.first.acquire(blocking=False):
             try:
@@ -154,10 +170,13 @@ class _Runs:
             client.close()
 
 
+_CANCELLED = ScenarioResult("KeyboardInterrupt", "cancelled before it started")
+
+
 def _unreachable(result: ScenarioResult) -> bool:
-    if result.trace is None:
-        return result.outcome == "ValueError"  # no client could be built for it
-    exc = result.trace.exception
+    if isinstance(result, _Unbuildable):
+        return True
+    exc = result.trace.exception if result.trace is not None else None
     return isinstance(exc, BackendError) and exc.kind in _UNREACHABLE
 
 
@@ -240,13 +259,33 @@ def compare_rows(
                 progress(done, len(pairs))
         return result
 
+    workers = max(1, min(len(pairs), concurrency * len(eps)))
+    pool = ThreadPoolExecutor(max_workers=workers)
+    futures = {n: pool.submit(one, n) for n in order}
     try:
-        workers = max(1, min(len(pairs), concurrency * len(eps)))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = {n: pool.submit(one, n) for n in order}
-            results = [futures[n].result() for n in range(len(pairs))]
-    finally:
+        pending = set(futures.values())
+        while pending:
+            # A bounded wait: an interrupt raised in this thread is seen within _POLL_S.
+            _, pending = wait(pending, timeout=_POLL_S, return_when=FIRST_COMPLETED)
+        results = [futures[n].result() for n in range(len(pairs))]
+    except BaseException as exc:
+        # Ctrl-C: queued pairs are cancelled and nothing new is sent; requests in flight
+        # end with their clients, closed here. What finished is kept on the exception.
+        runs.cancelled.set()
+        pool.shutdown(wait=False, cancel_futures=True)
         runs.close()
+        done_pairs = [
+            n for n in range(len(pairs)) if futures[n].done() and not futures[n].cancelled()
+        ]
+        kept = [(n, futures[n].result()) for n in done_pairs if futures[n].exception() is None]
+        kept = [(n, res) for n, res in kept if res is not _CANCELLED]
+        vars(exc).update(
+            rows=[_row(eps[pairs[n][0]], pairs[n][1], pairs[n][2], res) for n, res in kept],
+            traces=[res.trace for _, res in kept],
+        )
+        raise
+    pool.shutdown(wait=True)
+    runs.close()
     rows = [_row(eps[i], s, r, res) for (i, s, r), res in zip(pairs, results, strict=True)]
     return rows, [res.trace for res in results]
 
@@ -308,7 +347,7 @@ def compare(
     `df.attrs["traces"]` maps each row's index to its Trace.
     """
     try:
-        import pandas as pd
+        import pandas  # noqa: F401  (fail before any request when pandas is missing)
     except ImportError:
         raise ImportError("compare needs pandas: pip install 'rig_nb[notebook]'") from None
     bar = _notebook_progress() if progress is None else None
@@ -324,9 +363,19 @@ def compare(
             timeout=timeout,
             deadline=deadline,
         )
+    except KeyboardInterrupt as exc:
+        # The rows that finished before the interrupt, as the DataFrame compare would return.
+        vars(exc)["frame"] = _frame(vars(exc).get("rows", []), vars(exc).get("traces", []))
+        raise
     finally:
         if bar is not None:
             bar.close()
+    return _frame(rows, traces)
+
+
+def _frame(rows: list[dict[str, Any]], traces: list[Trace | None]) -> pd.DataFrame:
+    import pandas as pd
+
     df = pd.DataFrame(rows, columns=COLUMNS)
     for col in _COUNTS:
         df[col] = df[col].astype("Int64")

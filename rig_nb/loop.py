@@ -34,6 +34,7 @@ __all__ = [
     "MAX_ITERATIONS",
     "RunRequest",
     "RunResult",
+    "check_request",
     "run",
     "run_trace",
 ]
@@ -93,12 +94,14 @@ def _execute(tool: Tool | None, rec: ToolCallRecord) -> None:
     try:
         result = tool(args)
     except Exception as exc:
-        rec.result, rec.is_error, rec.error_type = f"error: {exc}", True, type(exc).__name__
+        rec.result, rec.is_error = clean(f"error: {exc}"), True
+        rec.error_type = type(exc).__name__
         return
-    rec.result = result if isinstance(result, str) else str(result)
+    rec.result = clean(result if isinstance(result, str) else str(result))
 
 
-def _validated(request: RunRequest) -> tuple[list[Tool], int, dict[str, Any]]:
+def check_request(request: RunRequest) -> tuple[list[Tool], int, dict[str, Any]]:
+    """The request's tools, iteration cap and extra_body; ValueError for what cannot be sent."""
     if (
         isinstance(request.max_tokens, bool)
         or not isinstance(request.max_tokens, int)
@@ -182,7 +185,7 @@ def _text_calls(text: str, declared: Mapping[str, Tool], calls: _Calls) -> str:
 
 def run(client: Client, request: RunRequest, *, trace: Trace | None = None) -> RunResult:
     """Run the loop; every RigError raised carries `.trace`, filled up to the failure."""
-    tools, max_iter, extra = _validated(request)
+    tools, max_iter, extra = check_request(request)
     by_name = {t.name: t for t in tools}
     trace = Trace() if trace is None else trace
     trace.model, trace.endpoint = request.model, client.endpoint
@@ -198,8 +201,8 @@ def run(client: Client, request: RunRequest, *, trace: Trace | None = None) -> R
     trace.iterations.clear()
     messages: list[dict[str, Any]] = []
     if request.system:
-        messages.append({"role": "system", "content": request.system})
-    messages.append({"role": "user", "content": request.prompt})
+        messages.append({"role": "system", "content": clean(request.system)})
+    messages.append({"role": "user", "content": clean(request.prompt)})
     wire_tools = [t.to_openai() for t in tools]
     used_ids: set[str] = set()
     executed = 0

@@ -66,7 +66,7 @@ def probe(
     trace.iterations.clear()
     it = Iteration(index=0, messages=list(messages))
     trace.iterations.append(it)
-    with finalizing(trace):
+    with finalizing(trace, goal="tool_calls"):
         reply = record_round(client, body, it, trace, stream=stream, retries=False)
         if reply.finish_reason == "length":
             raise OutputLimitError("probe reply hit the output token limit before a tool call")

@@ -108,15 +108,22 @@ def record_round(
 
 
 @contextmanager
-def finalizing(trace: Trace) -> Iterator[None]:
-    """Finish `trace` however the block ends: outcome, elapsed, the error, exc.trace, notify."""
+def finalizing(trace: Trace, goal: str = "answer") -> Iterator[None]:
+    """Finish `trace` however the block ends: outcome, elapsed, the error, exc.trace, notify.
+
+    The outcome is "ok" only when the block returned and the last turn ended in `goal`
+    ("answer" for a run, "tool_calls" for the probe); a block that returned otherwise
+    gets the last turn's ending (`text_tool_calls`, `reasoning_only`, `empty`, ...), and
+    one that raised gets the error's class name.
+    """
     start = time.perf_counter()
     trace.outcome = ""
     trace.elapsed_s = 0.0
     trace.exception = None
     try:
         yield
-        trace.outcome = "ok"
+        ended = trace.ending
+        trace.outcome = "ok" if ended == goal else (ended or "empty")
     except BaseException as exc:
         trace.outcome = type(exc).__name__
         trace.exception = exc

@@ -17,7 +17,7 @@ from typing import Any
 from .client import Client
 from .content import decode_json_object
 from .errors import RigError
-from .loop import RunRequest
+from .loop import RunRequest, check_request
 from .redact import Redactor
 from .tool import Tool
 from .trace import Trace
@@ -32,6 +32,7 @@ __all__ = [
     "Scenario",
     "ScenarioResult",
     "run_scenario",
+    "scenario_error",
 ]
 
 # Endings of a run that returned without an answer: the run is not a pass.
@@ -133,10 +134,11 @@ _ENDING_ERRORS = {
 
 
 def _failed(trace: Trace) -> ScenarioResult:
-    """A failed run's row: its outcome and the error's message (the class is the outcome)."""
-    message = trace.error
-    prefix = f"{trace.outcome}: "
-    return ScenarioResult(trace.outcome, message.removeprefix(prefix), trace)
+    """A run that is not ok: its outcome, and what ended it (the error without its class)."""
+    if trace.exception is None:
+        why = _ENDING_ERRORS.get(trace.outcome, f"the run ended {trace.outcome}")
+        return ScenarioResult(trace.outcome, why, trace)
+    return ScenarioResult(trace.outcome, trace.error.removeprefix(f"{trace.outcome}: "), trace)
 
 
 def _probe(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioResult:
@@ -146,9 +148,9 @@ def _probe(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioRe
     return _failed(trace) if trace.outcome != "ok" else ScenarioResult("ok", "", trace)
 
 
-def _run(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioResult:
-    request = RunRequest(
-        model=endpoint.model,
+def _request(scenario: Scenario, model: str) -> RunRequest:
+    return RunRequest(
+        model=model,
         max_tokens=scenario.max_tokens,
         system=scenario.system,
         prompt=scenario.prompt,
@@ -160,11 +162,24 @@ def _run(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioResu
         recover_text_tool_calls=scenario.recover_text_tool_calls,
         extra_body=scenario.extra_body,
     )
-    trace = client.run_trace(request)
+
+
+def scenario_error(scenario: Scenario) -> str | None:
+    """Why `scenario` cannot be sent to any endpoint (checked before any request), or None."""
+    if scenario.kind not in RUNNERS:
+        return f"unknown scenario kind {scenario.kind!r} (known: {', '.join(sorted(RUNNERS))})"
+    if scenario.kind == "run":
+        try:
+            check_request(_request(scenario, "model"))
+        except ValueError as exc:
+            return f"scenario {scenario.name!r}: {exc}"
+    return None
+
+
+def _run(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioResult:
+    trace = client.run_trace(_request(scenario, endpoint.model))
     if trace.outcome != "ok":
         return _failed(trace)
-    if trace.ending in NOT_AN_ANSWER:
-        return ScenarioResult(trace.ending, _ENDING_ERRORS[trace.ending], trace)
     if scenario.require_tool_call and not trace.tool_calls:
         return ScenarioResult(
             "NoToolCallingError", "the run finished without calling a tool", trace
@@ -198,8 +213,9 @@ def run_scenario(
     start = time.perf_counter()
     own: Client | None = None
     try:
-        if runner is None:
-            raise ValueError(f"unknown scenario kind {scenario.kind!r}")
+        invalid = scenario_error(scenario)
+        if runner is None or invalid is not None:
+            raise ValueError(invalid)
         if client is None:
             client = own = Client(
                 endpoint.base_url, endpoint.api_key, timeout=timeout, deadline=deadline

@@ -11,7 +11,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from .errors import BackendError
-from .wire import REASONING_FIELDS, Reply, error_detail, parse_usage, text_of
+from .wire import (
+    NO_CHOICES,
+    REASONING_FIELDS,
+    Reply,
+    error_detail,
+    first_choice,
+    parse_usage,
+    text_of,
+)
 
 __all__ = ["StreamAssembler", "stream_chunks"]
 
@@ -32,6 +40,7 @@ class StreamAssembler:
         self.finish_reason = ""
         self.usage: dict[str, int] = {}
         self.events = 0
+        self.choices = 0  # events that carried choice 0
         self.done = False
         self._calls: dict[int, dict[str, Any]] = {}
         self._indexed_calls = False
@@ -74,10 +83,11 @@ class StreamAssembler:
             self._fingerprint = fingerprint
         if event.get("usage") is not None:
             self.usage = parse_usage(event.get("usage"))
-        choices = event.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        # Only choice 0 is read: with n > 1 a server interleaves other choices' deltas.
+        choice = first_choice(event.get("choices"))
+        if choice is None:
             return False
-        choice = choices[0]
+        self.choices += 1
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
             self.finish_reason = finish
@@ -168,6 +178,8 @@ class StreamAssembler:
                 "ai backend: the stream ended without a finish_reason or [DONE]",
                 kind="protocol",
             )
+        if not self.choices:  # the same error as an unstreamed reply without choices
+            raise BackendError(NO_CHOICES, kind="reply")
         return self.reply()
 
 

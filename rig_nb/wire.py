@@ -27,8 +27,11 @@ __all__ = [
     "call_name",
     "chat_body",
     "check_extra_body",
+    "NO_CHOICES",
     "clean",
+    "clean_deep",
     "error_detail",
+    "first_choice",
     "parse_usage",
     "text_of",
     "parse_reply",
@@ -77,10 +80,12 @@ def check_extra_body(extra: Mapping[str, Any] | None) -> dict[str, Any]:
     taken = sorted(k for k in extra if k in RESERVED_FIELDS)
     if taken:
         raise ValueError(f"extra_body may not set {', '.join(taken)}: the loop sets them")
+    if "n" in extra:
+        raise ValueError("extra_body may not set n: the loop reads one choice of each reply")
     bad = [k for k in extra if not isinstance(k, str)]
     if bad:
         raise ValueError("extra_body keys must be strings")
-    return dict(extra)
+    return {k: clean_deep(v) for k, v in extra.items()}
 
 
 def chat_body(
@@ -127,11 +132,37 @@ class Reply:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+NO_CHOICES = "ai backend: reply has no choices"
 
 
 def clean(text: str) -> str:
     """`text` with lone UTF-16 surrogates (valid in JSON, not in UTF-8) as U+FFFD, as Go does."""
     return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def clean_deep(value: Any) -> Any:
+    """`value` with `clean` applied to every string in it (dicts and lists rebuilt as needed).
+
+    UTF-8 cannot encode a lone surrogate (an `os.fsdecode`d file name in a tool result):
+    what is sent carries U+FFFD instead of failing the request.
+    """
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, Mapping):
+        return {clean_deep(k): clean_deep(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean_deep(v) for v in value]
+    return value
+
+
+def first_choice(choices: Any) -> dict[str, Any] | None:
+    """Choice 0 of a `choices` list: the entry whose `index` is 0 (or absent), else None."""
+    if not isinstance(choices, list):
+        return None
+    for choice in choices:
+        if isinstance(choice, dict) and choice.get("index", 0) in (0, None):
+            return choice
+    return None
 
 
 def text_of(value: Any) -> str:
@@ -189,10 +220,9 @@ def parse_reply(body: Any) -> Reply:
         raise BackendError("ai backend: reply is not a JSON object", kind="reply")
     if "error" in body and not body.get("choices"):
         raise BackendError(f"ai backend: error in reply: {error_detail(body)}", kind="reply")
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise BackendError("ai backend: reply has no choices", kind="reply")
-    choice = choices[0]
+    choice = first_choice(body.get("choices"))
+    if choice is None:
+        raise BackendError(NO_CHOICES, kind="reply")
     message = choice.get("message")
     if not isinstance(message, dict):
         message = {}

@@ -73,10 +73,11 @@ def loop(client: Client, model: str, max_tokens: int = 512, **options: Any) -> t
         model, max_tokens, system=DEMO_SYSTEM, prompt=DEMO_PROMPT, tools=demo_tools(), **options
     )
     try:
-        return "ok", client.run(request).trace
+        trace = client.run(request).trace
     except RigError as exc:
         assert exc.trace is not None
         return type(exc).__name__, exc.trace
+    return trace.outcome, trace
 
 
 def probe(client: Client, model: str, tool_choice: str | None = "auto") -> str:
@@ -140,21 +141,37 @@ DEMO_RUNS = [
         0,
     ),
     _row("reasoning-field", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
-    _row("ollama-reasoning", CALL, "ok", "reasoning_only", [NONE] * 3, {"none"}, 3),
-    _row("hermes-text-tools", NO_CALL, "ok", TEXT, [TAG], {"closed"}, 0),
+    _row("ollama-reasoning", CALL, "reasoning_only", "reasoning_only", [NONE] * 3, {"none"}, 3),
+    _row("hermes-text-tools", NO_CALL, TEXT, TEXT, [TAG], {"closed"}, 0),
     _row("tool-spinner", CALL, LIMIT, "tool_calls", [NONE] * 8, {"none"}, 8),
     _row("html-injector", CALL, "ok", "answer", [NONE] * 2, {"closed"}, 2),
-    _row("gpt-oss-raw-harmony", NO_CALL, "ok", TEXT, [HARMONY], {"none"}, 0),
+    _row("gpt-oss-raw-harmony", NO_CALL, TEXT, TEXT, [HARMONY], {"none"}, 0),
     _row("gpt-oss-stripped-tokens", CALL, "ok", "answer", [HARMONY] * 3, {"none"}, 3),
-    _row("qwen3-coder-text-calls", NO_CALL, "ok", TEXT, [[*TAG, "function-tag"]], {"none"}, 0),
-    _row("mistral-text-calls", NO_CALL, "ok", TEXT, [MISTRAL], {"none"}, 0),
-    _row("mistral-mlx-text-calls", NO_CALL, "ok", TEXT, [MISTRAL], {"none"}, 0),
+    _row("qwen3-coder-text-calls", NO_CALL, TEXT, TEXT, [[*TAG, "function-tag"]], {"none"}, 0),
+    _row("mistral-text-calls", NO_CALL, TEXT, TEXT, [MISTRAL], {"none"}, 0),
+    _row("mistral-mlx-text-calls", NO_CALL, TEXT, TEXT, [MISTRAL], {"none"}, 0),
     _row("draft-then-call", CALL, "ok", "answer", [TAG] * 3, {"closed"}, 3),
-    _row("answer-in-reasoning", CALL, "ok", "reasoning_only", [NONE] * 3, {"none"}, 3),
+    _row("answer-in-reasoning", CALL, "reasoning_only", "reasoning_only", [NONE] * 3, {"none"}, 3),
     _row("gateway-reasoning-details", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     # Real llama-server replies: SmolLM2 under a Qwen3-style template that opens <think>.
-    _row("llama-server-deepseek-recorded", NO_CALL, "ok", "reasoning_only", [NONE], {"none"}, 0),
-    _row("llama-server-none-recorded", NO_CALL, "ok", "reasoning_only", [NONE], {"unclosed"}, 0),
+    _row(
+        "llama-server-deepseek-recorded",
+        NO_CALL,
+        "reasoning_only",
+        "reasoning_only",
+        [NONE],
+        {"none"},
+        0,
+    ),
+    _row(
+        "llama-server-none-recorded",
+        NO_CALL,
+        "reasoning_only",
+        "reasoning_only",
+        [NONE],
+        {"unclosed"},
+        0,
+    ),
     _row("llama-server-skip-recorded", NO_CALL, "ok", "answer", [NONE], {"none"}, 0),
     _row("smollm2-chatml-recorded", NO_CALL, "ok", "answer", [NONE], {"none"}, 0),
     _row("smollm2-recorded", CALL, LIMIT, "tool_calls", [NONE] * 8, {"none"}, 8),
@@ -330,7 +347,7 @@ def test_html_injector_puts_markup_everywhere(client: Client) -> None:
 )
 def test_text_tool_calls_run_only_when_recovered(client: Client, model: str, recover: bool) -> None:
     outcome, trace = loop(client, model, recover_text_tool_calls=recover)
-    assert outcome == "ok"
+    assert outcome == ("ok" if recover else TEXT)
     last = trace.iterations[-1]
     if not recover:
         assert [it.ending for it in trace.iterations] == ["text_tool_calls"]

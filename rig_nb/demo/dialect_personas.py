@@ -44,7 +44,7 @@ class GptOssRawHarmony(Persona):
     vLLM's openai tool parser and llama.cpp's gpt-oss handler read), with
     finish_reason "stop" and no `tool_calls`.
 
-    Demo run: ends `text_tool_calls` in the first round, outcome ok; with
+    Demo run: ends `text_tool_calls` in the first round, outcome text_tool_calls; with
     `recover_text_tool_calls=True` the calls run and it ends `answer` (the
     analysis channel still in the text).
     """
@@ -108,7 +108,7 @@ class Qwen3CoderTextCalls(Persona):
     vllm-project/vllm#42021). Here every tool turn does it; finish_reason "stop",
     no `tool_calls`.
 
-    Demo run: ends `text_tool_calls` in the first round, outcome ok; with
+    Demo run: ends `text_tool_calls` in the first round, outcome text_tool_calls; with
     `recover_text_tool_calls=True` the calls run and it ends `answer`.
     """
 
@@ -136,7 +136,7 @@ class MistralTextCalls(Persona):
     "read_file", "arguments": {...}, "id": "abcdefghi"}]`), finish_reason "stop".
     The other Mistral shape is `mistral-mlx-text-calls`.
 
-    Demo run: ends `text_tool_calls` in the first round, outcome ok; with
+    Demo run: ends `text_tool_calls` in the first round, outcome text_tool_calls; with
     `recover_text_tool_calls=True` the calls run and it ends `answer`.
     """
 
@@ -161,7 +161,7 @@ class MistralMlxTextCalls(Persona):
     (ml-explore/mlx-lm PR#1643: `[TOOL_CALLS]get_weather[ARGS]{"city":
     "Paris"}`), finish_reason "stop". The list shape is `mistral-text-calls`.
 
-    Demo run: ends `text_tool_calls` in the first round, outcome ok; with
+    Demo run: ends `text_tool_calls` in the first round, outcome text_tool_calls; with
     `recover_text_tool_calls=True` the calls run and it ends `answer`.
     """
 
@@ -221,7 +221,7 @@ class AnswerInReasoning(Persona):
     same with thinking off (QwenLM/Qwen3#1297). Tool rounds are well formed:
     reasoning in the field, calls in `tool_calls`.
 
-    Demo run: ends `reasoning_only`, outcome ok with an empty answer.
+    Demo run: ends `reasoning_only`, outcome reasoning_only (no answer).
     """
 
     name = "answer-in-reasoning"

@@ -170,7 +170,7 @@ class OllamaReasoning(Persona):
     empty content (ollama/ollama#17911). Here that happens on the reply after
     tool results, so a loop ends "ok" with an empty answer.
 
-    Demo run: ends `reasoning_only` (the answer is in the field), outcome ok.
+    Demo run: ends `reasoning_only` (the answer is in the field), outcome reasoning_only.
     """
 
     name = "ollama-reasoning"
@@ -194,7 +194,7 @@ class HermesTextTools(Persona):
     loop takes the markup for the final answer; only the probe shows that the
     endpoint cannot call tools.
 
-    Demo run: ends `text_tool_calls` in the first round, outcome ok; with
+    Demo run: ends `text_tool_calls` in the first round, outcome text_tool_calls; with
     `recover_text_tool_calls=True` the calls run and it ends `answer`.
     """
 
