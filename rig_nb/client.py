@@ -9,7 +9,6 @@ and a `deadline` on the whole request, retries and streamed bodies included.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import ssl
@@ -17,7 +16,6 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import urlsplit
 
@@ -25,10 +23,10 @@ import openai
 
 from ._backend_errors import backend_error, retry_delay, retryable
 from ._version import __version__
+from .backend import Models
 from .errors import BackendError, ResponseTooLargeError, RigError
 from .redact import Redactor
-from .stream import StreamAssembler
-from .wire import Reply, parse_reply
+from .wire import Reply, StreamAssembler, parse_models, parse_reply_body, read_stream
 
 if TYPE_CHECKING:
     import httpx
@@ -121,14 +119,6 @@ def check_timing(timeout: float, deadline: float | None) -> tuple[float, float |
 
 def _kept_headers(headers: Any) -> dict[str, str]:
     return {k: str(headers[k])[:200] for k in _HEADERS_KEPT if k in headers}
-
-
-@dataclass
-class Models:
-    """The endpoint's model list (`GET /models`) and the response headers that name the server."""
-
-    items: list[dict[str, Any]] = field(default_factory=list)
-    headers: dict[str, str] = field(default_factory=dict)
 
 
 class Client:
@@ -262,13 +252,7 @@ class Client:
         def send() -> Reply:
             raw = self._sdk.chat.completions.with_raw_response.create(**params, extra_body=extra)
             http = raw.http_response
-            try:
-                data = json.loads(http.content)
-            except (ValueError, RecursionError):
-                data = None
-            if data is None:
-                raise BackendError("ai backend: reply is not valid JSON", kind="reply")
-            reply = parse_reply(data)
+            reply = parse_reply_body(http.content)
             reply.headers = _kept_headers(http.headers)
             return reply
 
@@ -287,8 +271,6 @@ class Client:
         A retry happens only before the first event. The assembler keeps what
         arrived when the stream fails part way.
         """
-        from ._sse import iter_events
-
         params, extra = _split(body)
         params["stream"] = True
 
@@ -298,20 +280,7 @@ class Client:
             ) as raw:
                 http = raw.http_response
                 # Failures past this point are httpx's or ours, never the SDK's: not retried.
-                for data in iter_events(http.iter_bytes()):
-                    if data == "[DONE]":
-                        assembler.done = True
-                        break
-                    try:
-                        event = json.loads(data)
-                    except (ValueError, RecursionError):
-                        raise BackendError(
-                            "ai backend: stream event is not valid JSON", kind="protocol"
-                        ) from None
-                    grew = assembler.feed(event)
-                    if on_event is not None:
-                        on_event(grew)
-                reply = assembler.finish()
+                reply = read_stream(http.iter_bytes(), assembler, on_event)
                 reply.headers = _kept_headers(http.headers)
                 return reply
 
@@ -329,13 +298,8 @@ class Client:
 
         def send() -> Models:
             raw = self._sdk.models.with_raw_response.list()
-            try:
-                data = json.loads(raw.http_response.content)
-            except (ValueError, RecursionError):
-                data = None
-            items = data.get("data") if isinstance(data, dict) else None
-            kept = [m for m in items if isinstance(m, dict)] if isinstance(items, list) else []
-            return Models(kept, _kept_headers(raw.http_response.headers))
+            items = parse_models(raw.http_response.content)
+            return Models(items, _kept_headers(raw.http_response.headers))
 
         return self._attempts(send, retries=False)
 

@@ -23,10 +23,20 @@ from .errors import IterationLimitError, NoToolCallingError, OutputLimitError, R
 from .record import finalizing, record_round
 from .tool import Tool, validate_tools
 from .trace import Iteration, ToolCallRecord, Trace
-from .wire import call_arguments, call_name, chat_body, check_extra_body, clean
+from .wire import (
+    assistant_message,
+    call_arguments,
+    call_name,
+    chat_body,
+    check_extra_body,
+    clean,
+    system_message,
+    tool_message,
+    user_message,
+)
 
 if TYPE_CHECKING:
-    from .client import Client
+    from .backend import Backend
 
 __all__ = [
     "DEFAULT_ITERATIONS",
@@ -142,11 +152,8 @@ class _Calls:
         self.records.append(rec)
         return rec
 
-    def echoed(self) -> list[dict[str, Any]]:
-        return [
-            {"id": r.id, "type": "function", "function": {"name": r.name, "arguments": r.arguments}}
-            for r in self.records
-        ]
+    def echoed(self) -> list[tuple[str, str, str]]:
+        return [(r.id, r.name, r.arguments) for r in self.records]
 
 
 def _too_many(count: int) -> IterationLimitError:
@@ -183,7 +190,7 @@ def _text_calls(text: str, declared: Mapping[str, Tool], calls: _Calls) -> str:
     return text_before_calls(text) if calls.records else ""
 
 
-def run(client: Client, request: RunRequest, *, trace: Trace | None = None) -> RunResult:
+def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> RunResult:
     """Run the loop; every RigError raised carries `.trace`, filled up to the failure."""
     tools, max_iter, extra = check_request(request)
     by_name = {t.name: t for t in tools}
@@ -201,8 +208,8 @@ def run(client: Client, request: RunRequest, *, trace: Trace | None = None) -> R
     trace.iterations.clear()
     messages: list[dict[str, Any]] = []
     if request.system:
-        messages.append({"role": "system", "content": clean(request.system)})
-    messages.append({"role": "user", "content": clean(request.prompt)})
+        messages.append(system_message(request.system))
+    messages.append(user_message(request.prompt))
     wire_tools = [t.to_openai() for t in tools]
     used_ids: set[str] = set()
     executed = 0
@@ -232,7 +239,7 @@ def run(client: Client, request: RunRequest, *, trace: Trace | None = None) -> R
                 content = _text_calls(it.text, by_name, calls)
             if not calls.records:
                 return RunResult(it.text, index + 1, executed, trace)
-            messages.append({"role": "assistant", "content": content, "tool_calls": calls.echoed()})
+            messages.append(assistant_message(content, calls.echoed()))
             for rec in calls.records:
                 it.tool_calls.append(rec)
                 if not rec.is_error:
@@ -242,7 +249,7 @@ def run(client: Client, request: RunRequest, *, trace: Trace | None = None) -> R
                     finally:
                         rec.duration_s = time.perf_counter() - t0
                 executed += 1
-                messages.append({"role": "tool", "tool_call_id": rec.id, "content": rec.result})
+                messages.append(tool_message(rec.id, rec.result))
                 trace.notify()
         raise IterationLimitError(
             f"tool loop hit the iteration limit of {max_iter} rounds, the model still calling tools"
@@ -250,7 +257,7 @@ def run(client: Client, request: RunRequest, *, trace: Trace | None = None) -> R
     raise AssertionError("unreachable")  # finalizing re-raises; mypy cannot see it
 
 
-def run_trace(client: Client, request: RunRequest, *, trace: Trace | None = None) -> Trace:
+def run_trace(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> Trace:
     """Run the loop and return its finished trace, whether it ended "ok" or in a RigError.
 
     The outcome says which; `trace.error` holds the error's message. Invalid

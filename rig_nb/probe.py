@@ -14,31 +14,28 @@ from typing import TYPE_CHECKING, Any
 from .errors import NoToolCallingError, OutputLimitError, RigError
 from .record import finalizing, record_round
 from .trace import Iteration, ToolCallRecord, Trace
-from .wire import call_arguments, call_name, chat_body, clean
+from .wire import call_arguments, call_name, chat_body, clean, tool_spec, user_message
 
 if TYPE_CHECKING:
-    from .client import Client
+    from .backend import Backend
 
 __all__ = ["PROBE_MAX_TOKENS", "PROBE_PROMPT", "PROBE_TOOL", "probe", "probe_trace"]
 
 PROBE_MAX_TOKENS = 256
-PROBE_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "ping",
-        "description": "Reply to a ping. Call this tool when asked to ping.",
-        "parameters": {
-            "type": "object",
-            "properties": {"message": {"type": "string", "description": "any short text"}},
-            "required": ["message"],
-        },
+PROBE_TOOL: dict[str, Any] = tool_spec(
+    "ping",
+    "Reply to a ping. Call this tool when asked to ping.",
+    {
+        "type": "object",
+        "properties": {"message": {"type": "string", "description": "any short text"}},
+        "required": ["message"],
     },
-}
+)
 PROBE_PROMPT = "Call the ping tool now with message 'hello'. Do not answer in text."
 
 
 def probe(
-    client: Client,
+    client: Backend,
     model: str,
     *,
     tool_choice: Any = "auto",
@@ -46,7 +43,7 @@ def probe(
     trace: Trace | None = None,
 ) -> None:
     """None only if the reply holds a usable tool call; a RigError (with .trace) otherwise."""
-    messages = [{"role": "user", "content": PROBE_PROMPT}]
+    messages = [user_message(PROBE_PROMPT)]
     body = chat_body(
         model,
         messages,
@@ -90,7 +87,7 @@ def probe(
 
 
 def probe_trace(
-    client: Client,
+    client: Backend,
     model: str,
     *,
     tool_choice: Any = "auto",

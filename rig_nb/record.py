@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING, Any
 from .content import strip_with_shape
 from .dialects import has_text_tool_calls, leak_dialects
 from .errors import RigError
-from .stream import StreamAssembler
 from .trace import Iteration, Trace
-from .wire import Reply
+from .wire import Reply, StreamAssembler
 
 if TYPE_CHECKING:
-    from .client import Client
+    from .backend import Backend
 
 __all__ = ["LIVE_INTERVAL_S", "describe", "ending", "finalizing", "record_round"]
 
@@ -63,7 +62,7 @@ def _fill(it: Iteration, reply: Reply) -> None:
 
 
 def record_round(
-    client: Client,
+    client: Backend,
     body: Mapping[str, Any],
     it: Iteration,
     trace: Trace,

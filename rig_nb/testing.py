@@ -25,12 +25,17 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .stream import stream_chunks
+from .backend import Models
+from .errors import BackendError
+from .redact import Redactor
+from .wire import Reply as WireReply
+from .wire import StreamAssembler, parse_reply, stream_chunks
 
 __all__ = [
     "LoopbackServer",
     "RecordedRequest",
     "Reply",
+    "ScriptedBackend",
     "ScriptedServer",
     "chat_reply",
     "sse_body",
@@ -345,3 +350,47 @@ class ScriptedServer(LoopbackServer):
     def __enter__(self) -> ScriptedServer:
         self.start()
         return self
+
+
+class ScriptedBackend:
+    """A `rig_nb.backend.Backend` in the same process: scripted chat.completion bodies answer
+    requests in order (streamed through the same assembler as a real stream), no HTTP.
+
+        backend = ScriptedBackend([chat_reply(tool_calls=[...]), chat_reply("done")])
+        rig_nb.loop.run(backend, request)
+        backend.bodies[1]["messages"]
+    """
+
+    endpoint = "in-process"
+
+    def __init__(self, replies: Iterable[Mapping[str, Any]] = ()) -> None:
+        self._script = list(replies)
+        self.bodies: list[dict[str, Any]] = []
+        self.redact = Redactor("", [])
+
+    def _next(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        self.bodies.append(dict(body))
+        if not self._script:
+            raise BackendError("ai backend: script exhausted", kind="reply")
+        return self._script.pop(0)
+
+    def chat(self, body: Mapping[str, Any], *, retries: bool = True) -> WireReply:
+        return parse_reply(self._next(body))
+
+    def stream(
+        self,
+        body: Mapping[str, Any],
+        assembler: StreamAssembler,
+        *,
+        on_event: Callable[[bool], None] | None = None,
+        retries: bool = True,
+    ) -> WireReply:
+        for event in stream_chunks(self._next(body)):
+            grew = assembler.feed(event)
+            if on_event is not None:
+                on_event(grew)
+        assembler.done = True
+        return assembler.finish()
+
+    def list_models(self) -> Models:
+        return Models([{"id": "scripted", "object": "model"}])

@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast, overload
 
+from .wire import tool_spec
+
 __all__ = ["Tool", "tool", "validate_tools"]
 
 _NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -28,14 +30,8 @@ class Tool:
         return self.run(args)
 
     def to_openai(self) -> dict[str, Any]:
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": dict(self.input_schema),
-            },
-        }
+        """The tool as chat completions declares it."""
+        return tool_spec(self.name, self.description, self.input_schema)
 
 
 def validate_tools(tools: Sequence[Tool]) -> None:

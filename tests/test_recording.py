@@ -13,7 +13,7 @@ import pytest
 from rig_nb import BackendError, Client, NoToolCallingError, RunRequest
 from rig_nb.capabilities import tool_choice_matrix
 from rig_nb.demo.recording import RecordingProxy
-from rig_nb.stream import stream_chunks
+from rig_nb.wire import stream_chunks
 from rig_nb.testing import RecordedRequest, Reply, ScriptedServer, chat_reply, sse_body, streamed
 from rig_nb.testing import tool_call as make_call
 

@@ -31,7 +31,7 @@ from rig_nb.compare import Endpoint, compare
 from rig_nb.demo import DemoServer
 from rig_nb.demo.recording import RecordingProxy
 from rig_nb.demo.replay import ReplayPersona, load_recording, recorded_personas
-from rig_nb.stream import stream_chunks
+from rig_nb.wire import stream_chunks
 from rig_nb.testing import Reply, ScriptedServer, chat_reply, sse_body, tool_call
 
 LOOP = RunRequest("real", 128, prompt="Echo hi twice, then answer.", tools=(ECHO,))

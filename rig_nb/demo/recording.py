@@ -13,9 +13,9 @@ import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
-from .._sse import iter_events
 from ..redact import Redactor
 from ..testing import LoopbackServer, RecordedRequest, Reply
+from ..wire import iter_events
 
 __all__ = ["RecordingProxy"]
 

@@ -42,9 +42,8 @@ else:
     from importlib.abc import Traversable
 
 from ..errors import BackendError
-from ..stream import StreamAssembler
 from ..testing import Reply
-from ..wire import REASONING_FIELDS
+from ..wire import REASONING_FIELDS, StreamAssembler
 from .kit import Persona, Stream, Turn
 
 __all__ = ["Exchange", "ReplayPersona", "load_recording", "recorded_personas"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from .errors import BackendError
+from ..errors import BackendError
 
 __all__ = ["iter_events"]
 

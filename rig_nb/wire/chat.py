@@ -1,7 +1,7 @@
-"""The chat-completion wire format: request bodies and replies (streams: `rig_nb.stream`).
+"""The chat-completion wire format: messages, tools, request bodies and replies.
 
-This module and `rig_nb.stream` (the same replies as stream deltas) are the
-only ones that know field names on the wire. A reply's
+With `wire.stream` (the same replies as stream deltas) and `wire.sse` (the event
+framing), the only place that knows field names on the chat wire. A reply's
 reasoning may sit in any of `REASONING_FIELDS` (llama.cpp and DeepSeek say
 `reasoning_content`, vLLM >= 0.11 and Ollama's /v1 `reasoning`, others
 `thinking` or a `reasoning_details` list of parts); usage keeps the prompt and
@@ -16,13 +16,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import BackendError
+from ..errors import BackendError
 
 __all__ = [
     "RESERVED_FIELDS",
     "TOOL_CHOICES",
     "REASONING_FIELDS",
     "Reply",
+    "assistant_message",
     "call_arguments",
     "call_name",
     "chat_body",
@@ -32,9 +33,15 @@ __all__ = [
     "clean_deep",
     "error_detail",
     "first_choice",
-    "parse_usage",
-    "text_of",
+    "parse_models",
     "parse_reply",
+    "parse_reply_body",
+    "parse_usage",
+    "system_message",
+    "text_of",
+    "tool_message",
+    "tool_spec",
+    "user_message",
     "uses_max_completion_tokens",
 ]
 
@@ -64,6 +71,39 @@ _USAGE_DETAILS = (
     ("completion_tokens_details", "reasoning_tokens"),
     ("prompt_tokens_details", "cached_tokens"),
 )
+
+
+def system_message(text: str) -> dict[str, Any]:
+    return {"role": "system", "content": clean(text)}
+
+
+def user_message(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": clean(text)}
+
+
+def assistant_message(content: str, calls: Sequence[tuple[str, str, str]]) -> dict[str, Any]:
+    """The echoed assistant turn: its content and the calls acted on, as (id, name, arguments)."""
+    return {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+            for i, n, a in calls
+        ],
+    }
+
+
+def tool_message(call_id: str, result: str) -> dict[str, Any]:
+    """A tool's result fed back (the loop cleans results when it records them)."""
+    return {"role": "tool", "tool_call_id": call_id, "content": result}
+
+
+def tool_spec(name: str, description: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """A declared tool as chat completions takes it."""
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": dict(parameters)},
+    }
 
 
 def uses_max_completion_tokens(model: str) -> bool:
@@ -245,6 +285,28 @@ def parse_reply(body: Any) -> Reply:
         top_level=frozenset(k for k in body if isinstance(k, str)),
         system_fingerprint=fingerprint if isinstance(fingerprint, str) else "",
     )
+
+
+def _json_or_none(content: bytes) -> Any:
+    try:
+        return json.loads(content)
+    except (ValueError, RecursionError):
+        return None
+
+
+def parse_reply_body(content: bytes) -> Reply:
+    """Choice 0 of a chat completion as received; BackendError (reply) when it is not JSON."""
+    data = _json_or_none(content)
+    if data is None:
+        raise BackendError("ai backend: reply is not valid JSON", kind="reply")
+    return parse_reply(data)
+
+
+def parse_models(content: bytes) -> list[dict[str, Any]]:
+    """The entries of a `/models` listing (`data`), empty when the body is not one."""
+    data = _json_or_none(content)
+    items = data.get("data") if isinstance(data, dict) else None
+    return [m for m in items if isinstance(m, dict)] if isinstance(items, list) else []
 
 
 def call_arguments(call: Any) -> str:

@@ -7,11 +7,12 @@ follow `rig_nb.wire`'s field names.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .errors import BackendError
-from .wire import (
+from ..errors import BackendError
+from .chat import (
     NO_CHOICES,
     REASONING_FIELDS,
     Reply,
@@ -20,8 +21,9 @@ from .wire import (
     parse_usage,
     text_of,
 )
+from .sse import iter_events
 
-__all__ = ["StreamAssembler", "stream_chunks"]
+__all__ = ["StreamAssembler", "read_stream", "stream_chunks"]
 
 
 class StreamAssembler:
@@ -181,6 +183,29 @@ class StreamAssembler:
         if not self.choices:  # the same error as an unstreamed reply without choices
             raise BackendError(NO_CHOICES, kind="reply")
         return self.reply()
+
+
+def read_stream(
+    chunks: Iterable[bytes],
+    assembler: StreamAssembler,
+    on_event: Callable[[bool], None] | None = None,
+) -> Reply:
+    """Feed each `data:` event of a byte stream to `assembler` until `[DONE]` or the end;
+    `on_event(grew)` after each. The finished reply, or BackendError (protocol)."""
+    for data in iter_events(chunks):
+        if data == "[DONE]":
+            assembler.done = True
+            break
+        try:
+            event = json.loads(data)
+        except (ValueError, RecursionError):
+            raise BackendError(
+                "ai backend: stream event is not valid JSON", kind="protocol"
+            ) from None
+        grew = assembler.feed(event)
+        if on_event is not None:
+            on_event(grew)
+    return assembler.finish()
 
 
 def _pieces(text: str, size: int) -> list[str]:
