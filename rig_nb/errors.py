@@ -29,13 +29,14 @@ the key in its message, repr or chained causes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, get_args
 
 if TYPE_CHECKING:
     from .trace import Trace
 
 __all__ = [
     "KINDS",
+    "Kind",
     "BackendError",
     "IterationLimitError",
     "InvalidJSONError",
@@ -98,7 +99,8 @@ class InvalidJSONError(RigError):
     default_message = "reply is not valid JSON"
 
 
-KINDS = ("http", "timeout", "deadline", "connect", "tls", "protocol", "reply")
+Kind = Literal["http", "timeout", "deadline", "connect", "tls", "protocol", "reply"]
+KINDS: tuple[Kind, ...] = get_args(Kind)
 
 
 class BackendError(RigError):
@@ -111,7 +113,7 @@ class BackendError(RigError):
         message: str | None = None,
         *,
         status_code: int | None = None,
-        kind: str | None = None,
+        kind: Kind | None = None,
     ) -> None:
         super().__init__(message)
         self.status_code = status_code
@@ -119,7 +121,7 @@ class BackendError(RigError):
             kind = "http" if status_code is not None else "reply"
         if kind not in KINDS:
             raise ValueError(f"unknown BackendError kind {kind!r}")
-        self.kind = kind
+        self.kind: Kind = kind
 
 
 class SkillError(RigError):

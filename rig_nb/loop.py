@@ -11,13 +11,13 @@ With `recover_text_tool_calls`, calls written as text in the stripped content
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from . import strict_json
 from .dialects import find_text_tool_calls, text_before_calls
 from .errors import IterationLimitError, NoToolCallingError, OutputLimitError, RigError
 from .record import finalizing, record_round
@@ -83,19 +83,14 @@ class RunResult:
     trace: Trace = field(repr=False)
 
 
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _execute(tool: Tool | None, rec: ToolCallRecord) -> None:
     """Run one call into `rec`; every failure is an "error: ..." result fed back to the model."""
     if tool is None:
         rec.result, rec.is_error = f'error: unknown tool "{rec.name}"', True
         return
     try:
-        # Strict JSON: NaN and Infinity are not JSON.
-        args = json.loads(rec.arguments, parse_constant=_reject_constant)
-    except (ValueError, RecursionError):
+        args = strict_json.loads(rec.arguments)
+    except ValueError:
         rec.result, rec.is_error = "error: arguments are not valid JSON", True
         return
     if not isinstance(args, dict):

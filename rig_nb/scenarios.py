@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -148,20 +148,15 @@ def _probe(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioRe
     return _failed(trace) if trace.outcome != "ok" else ScenarioResult("ok", "", trace)
 
 
+# A run scenario carries every field of RunRequest but the model (tests/test_compare.py
+# checks that none is missing), so a field added to RunRequest reaches compare by name.
+_REQUEST_FIELDS = tuple(f.name for f in fields(RunRequest) if f.name != "model")
+
+
 def _request(scenario: Scenario, model: str) -> RunRequest:
-    return RunRequest(
-        model=model,
-        max_tokens=scenario.max_tokens,
-        system=scenario.system,
-        prompt=scenario.prompt,
-        tools=scenario.tools,
-        max_iterations=scenario.max_iterations,
-        tool_choice=scenario.tool_choice,
-        temperature=scenario.temperature,
-        stream=bool(scenario.stream),
-        recover_text_tool_calls=scenario.recover_text_tool_calls,
-        extra_body=scenario.extra_body,
-    )
+    values = {name: getattr(scenario, name) for name in _REQUEST_FIELDS}
+    values["stream"] = bool(scenario.stream)
+    return RunRequest(model=model, **values)
 
 
 def scenario_error(scenario: Scenario) -> str | None:

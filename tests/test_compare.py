@@ -296,3 +296,13 @@ def test_streamed_compare_fills_ttft(demo: DemoServer) -> None:
         progress=False,
     )
     assert plain["ttft_s"].isna().all()
+
+
+def test_a_run_scenario_carries_every_run_request_field() -> None:
+    from dataclasses import fields
+
+    from rig_nb import RunRequest
+
+    scenario_fields = {f.name for f in fields(Scenario)}
+    missing = {f.name for f in fields(RunRequest)} - scenario_fields - {"model"}
+    assert not missing, f"Scenario lacks RunRequest fields {sorted(missing)}"

@@ -343,3 +343,28 @@ def test_decorated_tool_validates_arguments(server: ScriptedServer) -> None:
     assert results[1] == "5"
     assert server.requests[0].json["tools"][0]["function"]["parameters"]["required"] == ["a", "b"]
     assert result.tool_calls == 2
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_the_loop_runs_on_an_in_process_backend(stream: bool) -> None:
+    from rig_nb.loop import run
+    from rig_nb.testing import ScriptedBackend, chat_reply, tool_call
+
+    backend = ScriptedBackend(
+        [chat_reply(tool_calls=[tool_call("add", {"a": 2, "b": 3})]), chat_reply("5")]
+    )
+    add = Tool(
+        "add",
+        "Add two integers.",
+        {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
+        lambda args: str(args["a"] + args["b"]),
+    )
+    result = run(backend, RunRequest("m", 64, prompt="2+3?", tools=[add], stream=stream))
+    assert (result.text, result.tool_calls, result.trace.outcome) == ("5", 1, "ok")
+    assert result.trace.endpoint == "in-process"
+    assert [it.streamed for it in result.trace.iterations] == [stream, stream]
+    assert backend.bodies[1]["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "call_add",
+        "content": "5",
+    }
