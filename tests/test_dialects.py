@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from rig_nb import _dialect_calls, _dialect_scan
-from rig_nb._dialect_code import MASK_BUDGET, mask_code
+import rig_nb.dialects._call_json as call_json
+import rig_nb.dialects.scan as dialect_scan
 from rig_nb.content import strip_reasoning
 from rig_nb.dialects import (
     DIALECTS,
@@ -19,6 +19,7 @@ from rig_nb.dialects import (
     has_text_tool_calls,
     leak_dialects,
 )
+from rig_nb.dialects.code import MASK_BUDGET, mask_code
 
 BAR = "\uff5c"  # DeepSeek's fullwidth vertical bar
 KIB = 1 << 10
@@ -649,14 +650,14 @@ def test_hostile_input_decoded_once(unit: str, monkeypatch: pytest.MonkeyPatch) 
     """
     text = unit * (256 * KIB // len(unit))
     handed = 0
-    scan_once = _dialect_calls.scan_once
+    scan_once = call_json.scan_once
 
     def counting(s: str, start: int) -> tuple[Any, int]:
         nonlocal handed
         handed += len(s) - start
         return scan_once(s, start)
 
-    for module in (_dialect_calls, _dialect_scan):
+    for module in (call_json, dialect_scan):
         monkeypatch.setattr(module, "scan_once", counting)
     leak_dialects(text)
     has_text_tool_calls(text)

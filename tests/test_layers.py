@@ -136,8 +136,9 @@ def test_the_graph_reader_sees_real_edges() -> None:
     assert layer("widgets.trace_view") == "notebook" and layer("demo.kit") == "local endpoints"
 
 
-def test_every_module_stays_under_400_lines() -> None:
+def test_no_module_is_over_600_lines() -> None:
+    # STYLE.md: a file holds one idea; a concept that needs more is a subpackage.
     long = {
-        _name(p): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) >= 400
+        _name(p): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 600
     }
     assert long == {}

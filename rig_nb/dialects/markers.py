@@ -1,52 +1,8 @@
-"""Leak dialects: markup that reasoning models leave in a reply's content, and calls written in it.
+"""The markup of each leak dialect, and the search behind leak_dialects and text_before_calls.
 
-Each dialect, with one example as seen in the wild and where its format is defined:
-
-- ``harmony`` (gpt-oss): ``<|channel|>analysis<|message|>...<|end|><|start|>assistant<|channel|>
-  final<|message|>...`` (sgl-project/sglang#10061); calls ``<|start|>assistant<|channel|>
-  commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>``
-  (vLLM's openai tool parser, llama.cpp common/chat.cpp). With the tokens stripped:
-  ``analysisUser says "Hello World!"...assistantfinalHello! How can I help you today?``
-  (oobabooga/text-generation-webui#7374).
-- ``tool-call-tag`` (Hermes, Qwen, GLM): ``<tool_call>\\n{"name": "search_products",
-  "arguments": {...}}\\n</tool_call>`` (lmstudio-ai/lmstudio-bug-tracker#825; vLLM's hermes
-  parser); GLM's ``<tool_call>list_mailboxes<arg_key>folder</arg_key>...``
-  (osaurus-ai/vmlx-swift PR#228; vLLM's glm4_moe parser).
-- ``function-tag`` (Qwen3-Coder): ``<function=exec_command>\\n<parameter=cmd>\\necho LEAK_TEST\\n
-  </parameter>\\n</function>\\n</tool_call>`` (ollama/ollama PR#17742; vLLM's qwen3coder parser).
-- ``mistral-tool-calls``: ``[TOOL_CALLS][{"name": "read_file", "arguments": {...}, "id":
-  "abcdefghi"}]`` (lmstudio-ai/lmstudio-bug-tracker#797), ``[TOOL_CALLS]get_weather[ARGS]
-  {"city": "Paris"}`` (ml-explore/mlx-lm PR#1643; vLLM's mistral parser).
-- ``kimi-tool-calls``: ``<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0
-  <|tool_call_argument_begin|>{"city": "NYC"}<|tool_call_end|><|tool_calls_section_end|>``
-  (vLLM's kimi_k2 parser, llama.cpp's kimi_k2 chat format).
-- ``think-brackets`` (Magistral): ``[THINK]...[/THINK]`` (vLLM's mistral reasoning parser).
-- ``seed-think`` (Seed-OSS): ``<seed:think>...</seed:think>`` (vLLM's seed_oss reasoning parser).
-- ``thought-tag`` (EXAONE Deep): ``<thought>...</thought>\\boxed{4}`` (tinyhumansai/openhuman#6184).
-- ``gemma-channel`` (Gemma 4): ``<|channel>thought\\n...<channel|>`` (vLLM's gemma4 reasoning
-  parser).
-- ``dsml`` (DeepSeek V3.2): ``<\\uff5cDSML\\uff5cfunction_calls>\\n<\\uff5cDSML\\uff5cinvoke
-  name="get_weather">...`` with U+FF5C fullwidth bars (vLLM's deepseekv32 tool parser).
-
-Markers inside closed fenced code blocks or inline code spans are quoted, not
-leaked (`_dialect_code`; in a reply of at most 10,000 backticks and tildes);
-markers anywhere else count, JSON strings included. The
-token-stripped harmony remains are ``analysis`` glued to a capital letter at the
-start of the reply, ``assistant`` glued to a channel name (``assistantfinal``,
-``assistantcommentary``, ``assistantanalysis``), or a ``to=functions.`` recipient:
-English writes none of them. GLM's ``<arg_key>`` counts as ``tool-call-tag`` (its
-``<tool_call>`` is a special token a server may strip).
-
-Calls are read from tool-call-tag (JSON, GLM and Qwen3-Coder bodies),
-function-tag, mistral-tool-calls, kimi-tool-calls and harmony commentary
-messages; dsml and token-stripped harmony calls are detected, not read. Nothing
-is read from reasoning: the other dialects' blocks, harmony analysis messages,
-and everything before a reasoning closer with no opener (the rule
-strip_reasoning applies to ``</think>``), a closer inside a call's arguments
-included (`_dialect_scan`).
-
-Every function here is linear in the reply's length on any input and never
-raises: a reply is chosen by the endpoint, and fits a 1 MiB response cap.
+The markers are literals, searched for by one regex factored by shared prefixes.
+The harmony recipient, the harmony remains without their tokens and Qwen3-Coder's
+`<function=NAME>` are patterns the call scan (`scan.py`) looks for too.
 """
 
 from __future__ import annotations
@@ -54,19 +10,24 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from ._dialect_calls import TextToolCall
-from ._dialect_code import mask_code
-from ._dialect_scan import FUNCTION_TAG, RECIPIENT, STRIPPED, STRIPPED_START, scan
+from .code import mask_code
 
 __all__ = [
     "DIALECTS",
+    "FUNCTION_TAG",
+    "RECIPIENT",
+    "STRIPPED",
+    "STRIPPED_START",
     "TOOL_CALL_DIALECTS",
-    "TextToolCall",
-    "find_text_tool_calls",
-    "has_text_tool_calls",
     "leak_dialects",
     "text_before_calls",
 ]
+
+FUNCTION_TAG = r"<function=[^\s<>\x00]{1,256}>"  # NUL: masked code ends a name
+# gpt-oss with its special tokens stripped: analysis...assistantfinal...
+STRIPPED = re.compile(r"assistant(?:final|commentary|analysis)")
+STRIPPED_START = re.compile(r"[ \t\r\n]*analysis(?=[A-Z])")
+RECIPIENT = "to=functions."  # a harmony call's recipient, with or without the tokens
 
 DIALECTS: tuple[str, ...] = (
     "harmony",
@@ -178,21 +139,6 @@ def _dialects_in(masked: str) -> set[str]:
     return found
 
 
-def find_text_tool_calls(s: str, *, limit: int = 33) -> list[TextToolCall]:
-    """Tool calls written as text in `s`, in order of appearance, at most `limit`.
-
-    `s` is a reply's content after `strip_reasoning`. Calls inside the other
-    dialects' reasoning blocks (an unclosed one runs to the end; text before a
-    closer with no opener is reasoning too) and inside markdown code are not
-    calls. A call whose name can be read but whose arguments cannot comes back
-    with `error` set and `arguments` ""; a fragment with no readable name is
-    skipped. The default limit is one more than the loop runs in one reply.
-    """
-    if not isinstance(s, str) or not isinstance(limit, int) or limit <= 0:
-        return []
-    return scan(s, limit, detect=False)[0]
-
-
 # Where a call written as text can begin, in any recoverable dialect.
 _CALL_OPENERS = re.compile(
     r"<tool_call>|<function=|\[TOOL_CALLS\]|<\|tool_calls_section_begin\|>|<\|tool_call_begin\|>"
@@ -208,15 +154,3 @@ def text_before_calls(s: str) -> str:
     found = _CALL_OPENERS.search(s)
     head = (s[: found.start()] if found else s).strip()
     return "" if leak_dialects(head) else head
-
-
-def has_text_tool_calls(s: str) -> bool:
-    """True when `s` holds a tool-call dialect (a marker of a TOOL_CALL_DIALECTS dialect,
-    or a harmony commentary call).
-
-    Markers inside code or inside reasoning blocks do not count, as in
-    find_text_tool_calls; a marker with no readable call does.
-    """
-    if not isinstance(s, str):
-        return False
-    return scan(s, len(s) + 1, detect=True)[1]

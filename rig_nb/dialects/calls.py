@@ -2,7 +2,7 @@
 
 Arguments are always the text of a JSON object as json.dumps(value,
 allow_nan=False) writes it, or "" with `error` saying why. Every function here
-reads the text it is handed once; `_dialect_scan` hands each one a window of
+reads the text it is handed once; `scan.py` hands each one a window of
 the reply that no other call's window overlaps.
 """
 
@@ -10,28 +10,21 @@ from __future__ import annotations
 
 import json
 import json.encoder
-import math
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ._call_json import NAME_IN_JSON, WS, decode
+
 __all__ = [
-    "NAME_IN_JSON",
-    "NAME_OBJECT",
-    "SPACE",
-    "WS",
     "Calls",
     "TextToolCall",
-    "make_call",
     "call_from_object",
-    "decode_at",
     "json_call",
+    "make_call",
     "name_ok",
     "record",
-    "scan_once",
     "tag_body",
-    "why",
     "xml_call",
 ]
 
@@ -64,24 +57,6 @@ def record(dialect: str, name: str, arguments: str, error: str = "") -> TextTool
     return call
 
 
-def _reject_constant(text: str) -> Any:
-    raise ValueError(f"{text} is not JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        raise ValueError(f"{text} is out of range")
-    return value
-
-
-# Python's decoder takes NaN and Infinity and turns 1e999 into inf; arguments
-# must be JSON that any client can read back.
-_DECODER = json.JSONDecoder(parse_float=_finite_float, parse_constant=_reject_constant)
-# raw_decode without its wrapper: StopIteration when no value starts at the index.
-scan_once: Callable[[str, int], tuple[Any, int]] = vars(_DECODER)["scan_once"]
-
-
 def _no_default(value: Any) -> Any:
     raise TypeError(type(value).__name__)
 
@@ -103,40 +78,10 @@ else:  # pragma: no cover - CPython always has _json
         return _encoder.encode(value)
 
 
-WS = " \t\n\r"
-SPACE = re.compile(r"[ \t\n\r]*")
 _NAME_OK = re.compile(r"[^\W\d][\w.\-/]{0,255}\Z")
-NAME_IN_JSON = re.compile(r'"name"[ \t\r\n]*:[ \t\r\n]*"([^"\\\n]{1,256})"')
-NAME_OBJECT = re.compile(r'\{[ \t\r\n]*"name"[ \t\r\n]*:')
 _LITERAL_START = frozenset("-0123456789tfn[{ \t\n\r")  # or the whitespace before one
 _MISSING: Any = object()
 Calls = list[TextToolCall]
-
-
-def why(err: Exception) -> str:
-    """The error for arguments the decoder refused."""
-    if isinstance(err, StopIteration):
-        return "arguments are not valid JSON (Expecting value)"
-    reason = err.msg if isinstance(err, json.JSONDecodeError) else str(err)
-    return f"arguments are not valid JSON ({reason})"
-
-
-def decode_at(text: str, start: int) -> tuple[Any, int, str]:
-    """The JSON value at text[start:] and where it ends, or (None, -1, why not)."""
-    try:
-        value, end = scan_once(text, start)
-    except (StopIteration, ValueError, RecursionError) as err:
-        return None, -1, why(err)
-    return value, end, ""
-
-
-def _decode(text: str) -> tuple[Any, str]:
-    """The one JSON value text holds (whitespace around it allowed), or (None, why not)."""
-    text = text.strip(WS)
-    value, end, error = decode_at(text, 0)
-    if not error and end != len(text):
-        return None, "arguments are not valid JSON (text after the value)"
-    return value, error
 
 
 def make_call(dialect: str, name: str, arguments: Any) -> TextToolCall:
@@ -156,7 +101,7 @@ def make_call(dialect: str, name: str, arguments: Any) -> TextToolCall:
     if arguments is _MISSING or (isinstance(arguments, str) and not arguments.strip(WS)):
         return record(dialect, name, "{}")
     if isinstance(arguments, str):
-        arguments, error = _decode(arguments)
+        arguments, error = decode(arguments)
         if error:
             return record(dialect, name, "", error)
         if type(arguments) is dict:
@@ -177,7 +122,7 @@ def call_from_object(dialect: str, value: Any) -> TextToolCall | None:
 
 
 def json_call(dialect: str, text: str) -> TextToolCall | None:
-    value, error = _decode(text)
+    value, error = decode(text)
     if error:
         found = NAME_IN_JSON.search(text)
         return record(dialect, found.group(1), "", error) if found else None
@@ -187,7 +132,7 @@ def json_call(dialect: str, text: str) -> TextToolCall | None:
 def _param_value(text: str) -> Any:
     """A written parameter: a JSON number, bool, null, object or array as such, else the text."""
     if text[:1] in _LITERAL_START:
-        value, error = _decode(text)
+        value, error = decode(text)
         if not error:
             return value
     return text

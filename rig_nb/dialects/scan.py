@@ -1,6 +1,6 @@
 """The scan behind find_text_tool_calls and has_text_tool_calls: reasoning skipped, calls read.
 
-One forward pass over the reply with its code masked (`_dialect_code`, same
+One forward pass over the reply with its code masked (`code.py`, same
 offsets): markers are found in the mask, call text is read from the reply.
 Reasoning blocks of every dialect are skipped (an unclosed one runs to the
 end), and a closer with no opener drops what came before it. Each call is read
@@ -8,8 +8,10 @@ from a window that ends at its closing marker, at an opener that starts a
 line, at a reasoning closer (the call was drafted in reasoning and is not
 read), or at the end of the reply; the scan resumes where the window ends, so
 windows never overlap and the decoder is handed each character once (arguments
-written as a JSON string once more). Windows are sliced out before decoding: a
-JSONDecodeError counts the lines of all it was handed.
+written as a JSON string once more, from the string's value). Windows are
+sliced out before decoding: a JSONDecodeError counts the lines of the text it
+was handed, and decoding in place would cost the reply's length per failed
+candidate.
 """
 
 from __future__ import annotations
@@ -17,34 +19,25 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ._dialect_calls import (
-    NAME_IN_JSON,
-    NAME_OBJECT,
-    SPACE,
-    WS,
+from ._call_json import NAME_IN_JSON, WS, decode_at, scan_once, why
+from .calls import (
     Calls,
     TextToolCall,
     call_from_object,
-    decode_at,
     json_call,
     make_call,
     name_ok,
     record,
-    scan_once,
     tag_body,
-    why,
     xml_call,
 )
-from ._dialect_code import mask_code
+from .code import mask_code
+from .markers import FUNCTION_TAG, RECIPIENT, STRIPPED, STRIPPED_START
 
-__all__ = ["FUNCTION_TAG", "RECIPIENT", "STRIPPED", "STRIPPED_START", "scan"]
+__all__ = ["find_text_tool_calls", "has_text_tool_calls", "scan"]
 
-FUNCTION_TAG = r"<function=[^\s<>\x00]{1,256}>"  # NUL: masked code ends a name
-# gpt-oss with its special tokens stripped: analysis...assistantfinal...
-STRIPPED = re.compile(r"assistant(?:final|commentary|analysis)")
-STRIPPED_START = re.compile(r"[ \t\r\n]*analysis(?=[A-Z])")
+# gpt-oss with its special tokens stripped: what ends its analysis.
 _STRIPPED_CLOSE = re.compile(r"assistant(?:final|commentary)")
-RECIPIENT = "to=functions."  # a harmony call's recipient, with or without the tokens
 
 # Reasoning blocks by opener. An unclosed one runs to the end of the reply; a
 # closer with no opener ends reasoning that began before the reply did (the
@@ -79,6 +72,9 @@ _MISTRAL_HEAD = re.compile(
     r"(?:\[ARGS\][ \t\r\n]*)?"
 )
 _HARMONY_NAME = re.compile(r"[^\s<]{1,256}")
+_SPACE = re.compile(r"[ \t\n\r]*")
+# Where a Hermes call object starts, found back from a bare `</tool_call>`.
+_NAME_OBJECT = re.compile(r'\{[ \t\r\n]*"name"[ \t\r\n]*:')
 # A harmony header ends at <|message|> within this many characters, on one line.
 _HEADER_MAX = 256
 
@@ -103,7 +99,7 @@ def _bare_close(s: str, masked: str, start: int, brace: int, calls: Calls) -> No
 
     The object starts at the first `{"name":` outside code since the scan's last stop.
     """
-    found = NAME_OBJECT.search(masked, start, brace + 1)
+    found = _NAME_OBJECT.search(masked, start, brace + 1)
     if found is not None:
         call = json_call("tool-call-tag", s[found.start() : brace + 1])
         if call is not None:
@@ -175,7 +171,7 @@ def _mistral(s: str, masked: str, end: int, bound: int, calls: Calls, limit: int
 
 def _mistral_array(s: str, end: int, window_end: int, calls: Calls) -> int:
     window = s[end:window_end]
-    space = SPACE.match(window)
+    space = _SPACE.match(window)
     value, stop, error = decode_at(window, space.end() if space else 0)
     if error:
         found = NAME_IN_JSON.search(window)
@@ -286,8 +282,16 @@ def _last_close(masked: str) -> int:
 
 
 # A reply holding none of these has no tool call and no tool-call marker in any dialect.
-_CALL_MARKERS: tuple[str, ...] = ("tool_call", "<function=", "[TOOL_CALLS]", "<|tool_call")
-_CALL_MARKERS += ("to=functions.", "\uff5cDSML\uff5c", "<arg_key>", "assistantcommentary")
+_CALL_MARKERS = (
+    "tool_call",
+    "<function=",
+    "[TOOL_CALLS]",
+    "<|tool_call",
+    "to=functions.",
+    "\uff5cDSML\uff5c",
+    "<arg_key>",
+    "assistantcommentary",
+)
 
 
 def scan(s: str, limit: int, detect: bool) -> tuple[list[TextToolCall], bool]:
@@ -397,3 +401,30 @@ def scan(s: str, limit: int, detect: bool) -> tuple[list[TextToolCall], bool]:
             if pos > last_close:
                 break
     return calls[:limit], seen
+
+
+def find_text_tool_calls(s: str, *, limit: int = 33) -> list[TextToolCall]:
+    """Tool calls written as text in `s`, in order of appearance, at most `limit`.
+
+    `s` is a reply's content after `strip_reasoning`. Calls inside the other
+    dialects' reasoning blocks (an unclosed one runs to the end; text before a
+    closer with no opener is reasoning too) and inside markdown code are not
+    calls. A call whose name can be read but whose arguments cannot comes back
+    with `error` set and `arguments` ""; a fragment with no readable name is
+    skipped. The default limit is one more than the loop runs in one reply.
+    """
+    if not isinstance(s, str) or not isinstance(limit, int) or limit <= 0:
+        return []
+    return scan(s, limit, detect=False)[0]
+
+
+def has_text_tool_calls(s: str) -> bool:
+    """True when `s` holds a tool-call dialect (a marker of a TOOL_CALL_DIALECTS dialect,
+    or a harmony commentary call).
+
+    Markers inside code or inside reasoning blocks do not count, as in
+    find_text_tool_calls; a marker with no readable call does.
+    """
+    if not isinstance(s, str):
+        return False
+    return scan(s, len(s) + 1, detect=True)[1]
