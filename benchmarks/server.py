@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rig_nb.testing import (  # noqa: E402
     LoopbackServer,
     RecordedRequest,
-    Reply,
+    Response,
     chat_reply,
     streamed,
     wants_stream,
@@ -136,7 +136,7 @@ class BenchServer(LoopbackServer):
         self._ids = itertools.count()
         self._cache: dict[tuple[int, int], bytes] = {}
 
-    def handle(self, request: RecordedRequest) -> Reply | Mapping[str, Any]:
+    def handle(self, request: RecordedRequest) -> Response | Mapping[str, Any]:
         with self._lock:
             self.requests.clear()  # endless runs: keep memory flat
         body = json.loads(request.body or b"{}")
@@ -166,9 +166,9 @@ class BenchServer(LoopbackServer):
             reply = chat_reply("4")
         if wants_stream(request):
             return streamed(reply)
-        return Reply(reply, delay=self.delay) if self.delay else reply
+        return Response(reply, delay=self.delay) if self.delay else reply
 
-    def _stream(self, chars: int, piece: int, write: str, interval: float) -> Reply:
+    def _stream(self, chars: int, piece: int, write: str, interval: float) -> Response:
         body = chat_reply(reply_text(chars), model="bench")
         if write == "event":
             return streamed(body, piece_chars=piece, interval=interval)
@@ -178,18 +178,18 @@ class BenchServer(LoopbackServer):
             data = sse_bytes(body, piece)
             with self._lock:
                 self._cache[(chars, piece)] = data
-        return Reply(_blocks(data), headers=_SSE_HEADERS)
+        return Response(_blocks(data), headers=_SSE_HEADERS)
 
 
 class DripServer(LoopbackServer):
     """200 at once, then one byte every DRIP_INTERVAL seconds until the client hangs up."""
 
-    def handle(self, request: RecordedRequest) -> Reply:
+    def handle(self, request: RecordedRequest) -> Response:
         with self._lock:
             self.requests.clear()
         if wants_stream(request):
-            return Reply(_drip(b": keep-alive\n\n"), headers=_SSE_HEADERS)
-        return Reply(_drip(b" "), headers={"content-type": "application/json"})
+            return Response(_drip(b": keep-alive\n\n"), headers=_SSE_HEADERS)
+        return Response(_drip(b" "), headers={"content-type": "application/json"})
 
 
 def _drip(unit: bytes) -> Iterator[bytes]:

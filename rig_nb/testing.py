@@ -8,7 +8,7 @@
 Replies are served in order, one per request to any path; each request's
 method, path, headers and body are recorded. A scripted chat.completion body
 answers a request with `"stream": true` as server-sent events, built from it
-(`streamed`), so one script serves both ways; a `Reply` is sent as given, which
+(`streamed`), so one script serves both ways; a `Response` is sent as given, which
 is how a test scripts a broken stream (`sse_body` formats the events).
 `LoopbackServer` is the plumbing (real socket, random free port, a thread,
 TCP_NODELAY) shared with the demo.
@@ -25,16 +25,16 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from . import wire
 from .backend import Models
 from .errors import BackendError
 from .redact import Redactor
-from .wire import Reply as WireReply
 from .wire import StreamAssembler, parse_reply, stream_chunks
 
 __all__ = [
     "LoopbackServer",
     "RecordedRequest",
-    "Reply",
+    "Response",
     "ScriptedBackend",
     "ScriptedServer",
     "chat_reply",
@@ -60,7 +60,7 @@ class RecordedRequest:
 
 
 @dataclass
-class Reply:
+class Response:
     """What the server sends back: a JSON-able object, bytes, or an iterable of byte chunks.
 
     An iterable body is sent chunked (it may be endless); `delay` is slept before
@@ -73,7 +73,10 @@ class Reply:
     delay: float = 0.0
 
 
-Handler = Callable[[RecordedRequest], "Reply | Mapping[str, Any]"]
+# The name tests used before the rename; removed once every test says Response.
+Reply = Response
+
+Handler = Callable[[RecordedRequest], "Response | Mapping[str, Any]"]
 
 
 def tool_call(name: str, arguments: Any = None, id: str | None = None) -> dict[str, Any]:
@@ -154,10 +157,10 @@ def streamed(
     interval: float = 0.0,
     first_delay: float = 0.0,
     status: int = 200,
-) -> Reply:
+) -> Response:
     """A chat.completion body sent as the event stream a server would send for it."""
     events = stream_chunks(body, piece_chars=piece_chars)
-    return Reply(
+    return Response(
         sse_body(events, interval=interval, first_delay=first_delay),
         status=status,
         headers={"content-type": "text/event-stream", "cache-control": "no-cache"},
@@ -200,14 +203,14 @@ class _RequestHandler(BaseHTTPRequestHandler):
         try:
             reply = owner.handle(req)
         except Exception as exc:  # a broken script is a 500, not a hung client
-            reply = Reply({"error": {"message": f"server error: {exc}"}}, status=500)
-        if not isinstance(reply, Reply):
-            reply = Reply(reply)
+            reply = Response({"error": {"message": f"server error: {exc}"}}, status=500)
+        if not isinstance(reply, Response):
+            reply = Response(reply)
         self._send(reply)
 
     do_GET = do_POST = do_PUT = do_DELETE = _handle
 
-    def _send(self, reply: Reply) -> None:
+    def _send(self, reply: Response) -> None:
         if reply.delay:
             time.sleep(reply.delay)
         headers = {k.lower(): v for k, v in reply.headers.items()}
@@ -263,7 +266,7 @@ class _HTTPServer(ThreadingHTTPServer):
 class LoopbackServer:
     """An HTTP server on 127.0.0.1 and a random free port, served from a thread.
 
-    Subclasses implement `handle(request) -> Reply | dict`.
+    Subclasses implement `handle(request) -> Response | dict`.
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
@@ -287,7 +290,7 @@ class LoopbackServer:
     def base_url(self) -> str:
         return f"{self.origin}/v1"
 
-    def handle(self, request: RecordedRequest) -> Reply | Mapping[str, Any]:
+    def handle(self, request: RecordedRequest) -> Response | Mapping[str, Any]:
         raise NotImplementedError
 
     def start(self) -> LoopbackServer:
@@ -315,21 +318,21 @@ class LoopbackServer:
 class ScriptedServer(LoopbackServer):
     """Serves scripted replies in order; past the script, a 500 that says so.
 
-    A reply may be a dict (a JSON body with status 200), a `Reply`, or a callable
+    A reply may be a dict (a JSON body with status 200), a `Response`, or a callable
     taking the `RecordedRequest` and returning either.
     """
 
     def __init__(
         self,
-        replies: Iterable[Reply | Mapping[str, Any] | Handler] = (),
+        replies: Iterable[Response | Mapping[str, Any] | Handler] = (),
         *,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
         super().__init__(host, port)
-        self._script: list[Reply | Mapping[str, Any] | Handler] = list(replies)
+        self._script: list[Response | Mapping[str, Any] | Handler] = list(replies)
 
-    def push(self, *replies: Reply | Mapping[str, Any] | Handler) -> None:
+    def push(self, *replies: Response | Mapping[str, Any] | Handler) -> None:
         with self._lock:
             self._script.extend(replies)
 
@@ -337,11 +340,11 @@ class ScriptedServer(LoopbackServer):
     def remaining(self) -> int:
         return len(self._script)
 
-    def handle(self, request: RecordedRequest) -> Reply | Mapping[str, Any]:
+    def handle(self, request: RecordedRequest) -> Response | Mapping[str, Any]:
         with self._lock:
             item = self._script.pop(0) if self._script else None
         if item is None:
-            return Reply({"error": {"message": "script exhausted"}}, status=500)
+            return Response({"error": {"message": "script exhausted"}}, status=500)
         reply = item(request) if callable(item) else item
         if isinstance(reply, Mapping) and "choices" in reply and wants_stream(request):
             return streamed(reply)
@@ -374,7 +377,7 @@ class ScriptedBackend:
             raise BackendError("ai backend: script exhausted", kind="reply")
         return self._script.pop(0)
 
-    def chat(self, body: Mapping[str, Any], *, retries: bool = True) -> WireReply:
+    def chat(self, body: Mapping[str, Any], *, retries: bool = True) -> wire.Reply:
         return parse_reply(self._next(body))
 
     def stream(
@@ -384,7 +387,7 @@ class ScriptedBackend:
         *,
         on_event: Callable[[bool], None] | None = None,
         retries: bool = True,
-    ) -> WireReply:
+    ) -> wire.Reply:
         for event in stream_chunks(self._next(body)):
             grew = assembler.feed(event)
             if on_event is not None:

@@ -21,7 +21,7 @@ from rig_nb import (
     RigError,
     RunRequest,
 )
-from rig_nb.testing import Reply, ScriptedServer, chat_reply, tool_call
+from rig_nb.testing import Response, ScriptedServer, chat_reply, tool_call
 
 AMBIENT = {
     "OPENAI_API_KEY": "sk-ambient-key-1111",
@@ -107,7 +107,7 @@ def _assert_opaque(exc: BaseException, *secrets: str) -> None:
 
 
 def test_body_over_cap(server: ScriptedServer) -> None:
-    server.push(Reply(b"x" * 2048))
+    server.push(Response(b"x" * 2048))
     with (
         Client(server.base_url, max_response_bytes=1024) as c,
         pytest.raises(ResponseTooLargeError),
@@ -126,7 +126,7 @@ def _gzip_bomb(total: int) -> Iterator[bytes]:
 
 
 def test_gzip_bomb_stopped_at_cap(server: ScriptedServer) -> None:
-    server.push(Reply(_gzip_bomb(512 << 20), headers={"content-encoding": "gzip"}))
+    server.push(Response(_gzip_bomb(512 << 20), headers={"content-encoding": "gzip"}))
     with Client(server.base_url, max_retries=0) as c:
         tracemalloc.start()
         try:
@@ -144,7 +144,7 @@ def test_gzip_body_within_cap_is_decoded(server: ScriptedServer) -> None:
     import json
 
     body = gzip.compress(json.dumps(chat_reply("compressed ok")).encode())
-    server.push(Reply(body, headers={"content-encoding": "gzip"}))
+    server.push(Response(body, headers={"content-encoding": "gzip"}))
     with Client(server.base_url) as c:
         assert c.run(RunRequest(model="m", max_tokens=8, prompt="hi")).text == "compressed ok"
 
@@ -154,14 +154,14 @@ def test_endless_chunked_body(server: ScriptedServer) -> None:
         while True:
             yield b"{" * 65536
 
-    server.push(Reply(endless()))
+    server.push(Response(endless()))
     with Client(server.base_url, max_retries=0) as c, pytest.raises(ResponseTooLargeError):
         c.run(RunRequest(model="m", max_tokens=8, prompt="hi"))
 
 
 def test_502_html_page(server: ScriptedServer) -> None:
     page = "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
-    server.push(Reply(page, status=502, headers={"content-type": "text/html"}))
+    server.push(Response(page, status=502, headers={"content-type": "text/html"}))
     with Client(server.base_url, KEY, max_retries=0) as c, pytest.raises(BackendError) as info:
         c.run(RunRequest(model="m", max_tokens=8, prompt="hi"))
     assert info.value.status_code == 502
@@ -174,7 +174,7 @@ def test_401_echoing_key_and_path_is_redacted() -> None:
     with ScriptedServer() as srv:
         base = f"{srv.origin}/gw-token-abc123/v1"
         echo = f"invalid key {KEY} for {base}/chat/completions at 127.0.0.1 /gw-token-abc123/v1"
-        srv.push(Reply({"error": {"message": echo, "type": "auth"}}, status=401))
+        srv.push(Response({"error": {"message": echo, "type": "auth"}}, status=401))
         with Client(base, KEY, max_retries=0) as c, pytest.raises(BackendError) as info:
             c.run(RunRequest(model="m", max_tokens=8, prompt="hi"))
     exc = info.value
@@ -195,7 +195,7 @@ def test_refused_connection() -> None:
 def test_redirect_is_not_followed(server: ScriptedServer) -> None:
     with ScriptedServer([chat_reply("elsewhere")]) as other:
         location = f"{other.base_url}/chat/completions"
-        server.push(Reply(b"", status=307, headers={"location": location}))
+        server.push(Response(b"", status=307, headers={"location": location}))
         with Client(server.base_url, KEY, max_retries=0) as c, pytest.raises(BackendError) as info:
             c.run(RunRequest(model="m", max_tokens=8, prompt="hi"))
         assert other.requests == []
@@ -204,7 +204,7 @@ def test_redirect_is_not_followed(server: ScriptedServer) -> None:
 
 
 def test_timeout(server: ScriptedServer) -> None:
-    server.push(Reply(chat_reply("late"), delay=1.0))
+    server.push(Response(chat_reply("late"), delay=1.0))
     with Client(server.base_url, timeout=0.2, max_retries=0) as c, pytest.raises(BackendError) as i:
         c.run(RunRequest(model="m", max_tokens=8, prompt="hi"))
     assert "timed out" in i.value.message
@@ -222,7 +222,7 @@ def test_timeout(server: ScriptedServer) -> None:
     ],
 )
 def test_malformed_200(server: ScriptedServer, body: bytes) -> None:
-    server.push(Reply(body, headers={"content-type": "application/json"}), Reply(body))
+    server.push(Response(body, headers={"content-type": "application/json"}), Response(body))
     with Client(server.base_url) as c:
         with pytest.raises(BackendError):
             c.run(RunRequest(model="m", max_tokens=8, prompt="hi"))
@@ -263,12 +263,12 @@ def test_probe_tool_call(server: ScriptedServer) -> None:
             id="nameless-call",
         ),
         pytest.param(
-            Reply({"error": {"message": "ZEBRA-7 overloaded"}}, status=500),
+            Response({"error": {"message": "ZEBRA-7 overloaded"}}, status=500),
             BackendError,
             id="http-500",
         ),
         pytest.param(
-            Reply({"error": {"message": "ZEBRA-7 bad tool_choice"}}, status=400),
+            Response({"error": {"message": "ZEBRA-7 bad tool_choice"}}, status=400),
             BackendError,
             id="http-400",
         ),
@@ -315,7 +315,7 @@ def test_caller_http_client_is_still_guarded(
     server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_ORG_ID", "org-ambient-3333")
-    server.push(chat_reply("ok"), Reply(b"y" * 4096))
+    server.push(chat_reply("ok"), Response(b"y" * 4096))
     with httpx.Client(headers={"X-Caller": "kept-out"}) as hc:
         with Client(server.base_url, KEY, http_client=hc, max_response_bytes=1024) as c:
             assert c.run(RunRequest(model="m", max_tokens=8, prompt="hi")).text == "ok"

@@ -23,7 +23,7 @@ from rig_nb.compare import (
     summarize,
 )
 from rig_nb.demo import DemoServer
-from rig_nb.testing import RecordedRequest, Reply, ScriptedServer, chat_reply
+from rig_nb.testing import RecordedRequest, Response, ScriptedServer, chat_reply
 
 SECRET = "sk-compare-SECRET-777"
 
@@ -70,7 +70,7 @@ def test_a_dead_endpoint_is_rows_with_errors(demo: DemoServer) -> None:
 
 def test_the_key_never_reaches_a_row_or_a_repr() -> None:
     echo = {"error": {"message": f"bad key {SECRET}", "type": "auth"}}
-    with ScriptedServer([Reply(echo, status=401)] * 2) as server:
+    with ScriptedServer([Response(echo, status=401)] * 2) as server:
         endpoint = Endpoint("e", server.base_url, "m", api_key=SECRET)
         df = compare([endpoint], scenarios=DEFAULT_SCENARIOS[:2])
         assert server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
@@ -238,14 +238,14 @@ def test_an_unreachable_endpoint_fails_once() -> None:
 
 
 def test_a_dripping_endpoint_does_not_hold_the_others() -> None:
-    def drip(request: RecordedRequest) -> Reply:
+    def drip(request: RecordedRequest) -> Response:
         def body() -> Iterator[bytes]:
             yield b"{"
             for _ in range(10_000):
                 time.sleep(0.05)
                 yield b" "
 
-        return Reply(body())
+        return Response(body())
 
     with ScriptedServer([drip] * 2) as slow, ScriptedServer([chat_reply("ok")] * 2) as fast:
         df = compare(

@@ -31,7 +31,7 @@ from rig_nb.demo import (
     demo_tools,
 )
 from rig_nb.demo.dialect_personas import dialect_personas
-from rig_nb.testing import RecordedRequest, Reply
+from rig_nb.testing import RecordedRequest, Response
 
 RECORDED = {p for p in PERSONAS if p.endswith("-recorded")}
 TEXT_TOOL_PERSONAS = [
@@ -640,7 +640,7 @@ class Replay(Persona):
 
     name = "replay"
 
-    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Reply | Stream:
+    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Response | Stream:
         turn = len(request["messages"])
         return {
             "choices": [

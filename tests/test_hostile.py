@@ -20,7 +20,7 @@ import pytest
 from loopback import RawServer, TLSServer, free_port
 
 from rig_nb import BackendError, Client, IterationLimitError, RunRequest, Tool, Trace
-from rig_nb.testing import LoopbackServer, RecordedRequest, Reply, ScriptedServer, chat_reply
+from rig_nb.testing import LoopbackServer, RecordedRequest, Response, ScriptedServer, chat_reply
 from rig_nb.testing import tool_call as make_call
 
 KEY = "sk-Ab3/Xy9+hostile=KEY"
@@ -47,7 +47,7 @@ def test_a_drip_under_the_read_timeout_is_stopped_at_the_deadline(
     server: ScriptedServer, stream: bool
 ) -> None:
     head = b'data: {"choices": [{"delta": {"content": "partial answer"}}]}\n\n' if stream else b"{"
-    server.push(Reply(drip(head, 0.05), headers={"content-type": "text/event-stream"}))
+    server.push(Response(drip(head, 0.05), headers={"content-type": "text/event-stream"}))
     trace = Trace()
     with Client(server.base_url, timeout=5, deadline=1.0, max_retries=0) as c:
         took, exc = _elapsed(
@@ -71,9 +71,9 @@ class Silent(LoopbackServer):
         super().__init__()
         self.release = threading.Event()
 
-    def handle(self, request: RecordedRequest) -> Reply:
+    def handle(self, request: RecordedRequest) -> Response:
         self.release.wait(60)
-        return Reply(chat_reply("too late"))
+        return Response(chat_reply("too late"))
 
 
 def test_a_server_that_never_answers_is_stopped_at_the_deadline() -> None:
@@ -88,7 +88,7 @@ def test_a_server_that_never_answers_is_stopped_at_the_deadline() -> None:
 
 
 def test_retry_after_never_holds_a_call_past_its_deadline(server: ScriptedServer) -> None:
-    busy = Reply({"error": {"message": "slow down"}}, status=429, headers={"retry-after": "60"})
+    busy = Response({"error": {"message": "slow down"}}, status=429, headers={"retry-after": "60"})
     server.push(busy, busy, busy)
     with Client(server.base_url, timeout=1, deadline=2, max_retries=2) as c:
         took, exc = _elapsed(lambda: c.run(REQUEST))
@@ -99,7 +99,7 @@ def test_retry_after_never_holds_a_call_past_its_deadline(server: ScriptedServer
 
 
 def test_retry_after_longer_than_the_timeout_is_not_waited(server: ScriptedServer) -> None:
-    busy = Reply({"error": {"message": "slow down"}}, status=429, headers={"retry-after": "60"})
+    busy = Response({"error": {"message": "slow down"}}, status=429, headers={"retry-after": "60"})
     server.push(busy, busy, busy)
     with Client(server.base_url, timeout=1, max_retries=2) as c:  # the default 600 s deadline
         took, exc = _elapsed(lambda: c.run(REQUEST))
@@ -108,7 +108,7 @@ def test_retry_after_longer_than_the_timeout_is_not_waited(server: ScriptedServe
 
 
 def test_transient_errors_are_retried_within_the_deadline(server: ScriptedServer) -> None:
-    busy = Reply({"error": {"message": "busy"}}, status=503, headers={"retry-after": "0"})
+    busy = Response({"error": {"message": "busy"}}, status=503, headers={"retry-after": "0"})
     server.push(busy, chat_reply("fine"))
     with Client(server.base_url, max_retries=2) as c:
         assert c.run(REQUEST).text == "fine"
@@ -158,7 +158,7 @@ def test_kinds_untrusted_certificate(tls_server: TLSServer) -> None:
 
 
 def test_kinds_not_a_chat_completion(server: ScriptedServer) -> None:
-    server.push(Reply(b"\xff\xfe not utf-8", headers={"content-type": "application/json"}))
+    server.push(Response(b"\xff\xfe not utf-8", headers={"content-type": "application/json"}))
     with Client(server.base_url) as c:
         _, exc = _elapsed(lambda: c.run(REQUEST))
     assert isinstance(exc, BackendError) and exc.kind == "reply"
@@ -204,7 +204,7 @@ def test_broken_http_is_a_protocol_error(response: bytes, kind: str) -> None:
 def test_redirects_are_never_followed(server: ScriptedServer, status: int) -> None:
     with ScriptedServer([chat_reply("elsewhere")] * 3) as other:
         server.push(
-            Reply(b"", status=status, headers={"location": f"{other.base_url}/chat/completions"})
+            Response(b"", status=status, headers={"location": f"{other.base_url}/chat/completions"})
         )
         with Client(server.base_url, KEY, max_retries=0) as c:
             _, exc = _elapsed(lambda: c.run(REQUEST))
@@ -212,10 +212,10 @@ def test_redirects_are_never_followed(server: ScriptedServer, status: int) -> No
     assert isinstance(exc, BackendError) and exc.status_code == status
 
 
-def _echoing(message: Any, status: int = 401, html: bool = False) -> Reply:
+def _echoing(message: Any, status: int = 401, html: bool = False) -> Response:
     if html:
-        return Reply(f"<html><body><h1>{message}</h1></body></html>", status=status)
-    return Reply({"error": {"message": message, "details": {"inner": message}}}, status=status)
+        return Response(f"<html><body><h1>{message}</h1></body></html>", status=status)
+    return Response({"error": {"message": message, "details": {"inner": message}}}, status=status)
 
 
 SECRET_PATH = "/gw-0123456789abcdef/tenant-x/v1"

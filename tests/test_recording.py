@@ -13,9 +13,9 @@ import pytest
 from rig_nb import BackendError, Client, NoToolCallingError, RunRequest
 from rig_nb.capabilities import tool_choice_matrix
 from rig_nb.demo.recording import RecordingProxy
-from rig_nb.wire import stream_chunks
-from rig_nb.testing import RecordedRequest, Reply, ScriptedServer, chat_reply, sse_body, streamed
+from rig_nb.testing import RecordedRequest, Response, ScriptedServer, chat_reply, sse_body, streamed
 from rig_nb.testing import tool_call as make_call
+from rig_nb.wire import stream_chunks
 
 KEY = "sk-recording-secret-123"
 
@@ -66,7 +66,7 @@ def test_proxy_scrubs_upstream_address_from_recorded_replies(tmp_path: Path) -> 
 def test_proxy_appends_error_replies_and_keeps_their_status(tmp_path: Path) -> None:
     out = tmp_path / "session.jsonl"
     out.write_text('{"request": {}, "response": {}}\n')  # an earlier session stays
-    error = Reply({"error": {"message": "tool_choice required is not supported"}}, status=500)
+    error = Response({"error": {"message": "tool_choice required is not supported"}}, status=500)
     with ScriptedServer([error]) as upstream, RecordingProxy(upstream.base_url, out) as proxy:
         with Client(proxy.base_url) as client:
             with pytest.raises(BackendError) as info:
@@ -97,11 +97,11 @@ def test_proxy_refuses_a_non_http_upstream(tmp_path: Path) -> None:
         RecordingProxy("ftp://example.org/v1", tmp_path / "x.jsonl")
 
 
-def _llama_like(request: RecordedRequest) -> Reply | dict[str, Any]:
+def _llama_like(request: RecordedRequest) -> Response | dict[str, Any]:
     """What llama.cpp's chatml-function-calling server does with each tool_choice."""
     choice = request.json.get("tool_choice")
     if choice == "required":
-        return Reply({"error": {"message": "Internal Server Error"}}, status=500)
+        return Response({"error": {"message": "Internal Server Error"}}, status=500)
     if choice == "auto":
         return chat_reply(None, tool_calls=[make_call("ping", {"message": "hello"})])
     return chat_reply("hello")
@@ -125,8 +125,8 @@ def test_tool_choice_matrix_reports_truncation_and_transport_errors(
 ) -> None:
     server.push(
         chat_reply("ping pi", finish_reason="length"),
-        Reply(b"not json at all", headers={"content-type": "application/json"}),
-        Reply({"error": {"message": "bad request"}}, status=400),
+        Response(b"not json at all", headers={"content-type": "application/json"}),
+        Response({"error": {"message": "bad request"}}, status=400),
     )
     with Client(server.base_url, max_retries=0) as client:
         matrix = tool_choice_matrix(client, "m")
@@ -183,7 +183,7 @@ def test_proxy_records_the_text_not_the_key_nor_the_address(tmp_path: Path) -> N
 def test_proxy_passes_a_stream_on_as_it_arrives(tmp_path: Path) -> None:
     out = tmp_path / "session.jsonl"
 
-    def slow(request: RecordedRequest) -> Reply:
+    def slow(request: RecordedRequest) -> Response:
         return streamed(chat_reply("word " * 20), piece_chars=5, interval=0.03)
 
     with ScriptedServer([slow]) as upstream, RecordingProxy(upstream.base_url, out) as proxy:
@@ -210,7 +210,7 @@ def test_closing_the_proxy_waits_for_a_stream_to_be_recorded(tmp_path: Path) -> 
             closing.set()
             super().close()
 
-    reply = Reply(held_open(), headers={"content-type": "text/event-stream"})
+    reply = Response(held_open(), headers={"content-type": "text/event-stream"})
     releaser = threading.Thread(target=lambda: closing.wait(10) and release.set())
     with ScriptedServer([reply]) as upstream:
         with Proxy(upstream.base_url, out) as proxy, Client(proxy.base_url) as client:
@@ -226,7 +226,7 @@ def test_closing_the_proxy_waits_for_a_stream_to_be_recorded(tmp_path: Path) -> 
 def test_a_stream_broken_off_is_recorded_as_it_arrived(tmp_path: Path) -> None:
     out = tmp_path / "session.jsonl"
     events = stream_chunks(chat_reply("a reply that never ends"), piece_chars=4)[:4]
-    broken = Reply(sse_body(events, done=False), headers={"content-type": "text/event-stream"})
+    broken = Response(sse_body(events, done=False), headers={"content-type": "text/event-stream"})
     with ScriptedServer([broken]) as upstream, RecordingProxy(upstream.base_url, out) as proxy:
         with Client(proxy.base_url, max_retries=0) as client:
             with pytest.raises(BackendError) as info:

@@ -31,16 +31,16 @@ from rig_nb.compare import Endpoint, compare
 from rig_nb.demo import DemoServer
 from rig_nb.demo.recording import RecordingProxy
 from rig_nb.demo.replay import ReplayPersona, load_recording, recorded_personas
+from rig_nb.testing import Response, ScriptedServer, chat_reply, sse_body, tool_call
 from rig_nb.wire import stream_chunks
-from rig_nb.testing import Reply, ScriptedServer, chat_reply, sse_body, tool_call
 
 LOOP = RunRequest("real", 128, prompt="Echo hi twice, then answer.", tools=(ECHO,))
-SCRIPT: list[Reply | Mapping[str, Any]] = [
+SCRIPT: list[Response | Mapping[str, Any]] = [
     chat_reply(None, tool_calls=[tool_call("echo", {"text": "hi"}, id="call_a")]),
     chat_reply(None, tool_calls=[tool_call("echo", "{text: hi", id="call_b")]),
     chat_reply("Done: echo hi."),
     chat_reply("Once upon a", finish_reason="length"),
-    Reply({"error": {"message": "Internal Server Error"}}, status=500),
+    Response({"error": {"message": "Internal Server Error"}}, status=500),
 ]
 
 
@@ -226,7 +226,7 @@ def test_compare_tells_the_recorded_configurations_apart(recorded: DemoServer) -
 # Streamed sessions: recorded event by event, replayed as streams.
 
 FINAL = "Done: echo hi, and that is the whole story of this run."
-STREAM_SCRIPT: list[Reply | Mapping[str, Any]] = [
+STREAM_SCRIPT: list[Response | Mapping[str, Any]] = [
     chat_reply(None, tool_calls=[tool_call("echo", {"text": "hi"}, id="call_a")]),
     chat_reply(FINAL, reasoning_content="Both calls are back; time to answer."),
 ]
@@ -333,7 +333,7 @@ def test_each_way_of_asking_gets_the_reply_recorded_that_way(tmp_path: Path) -> 
 def test_a_broken_recorded_stream_replays_broken(tmp_path: Path) -> None:
     out = tmp_path / "broken.jsonl"
     events = stream_chunks(chat_reply("cut off in the middle of a word"), piece_chars=6)[:4]
-    broken = Reply(sse_body(events, done=False), headers={"content-type": "text/event-stream"})
+    broken = Response(sse_body(events, done=False), headers={"content-type": "text/event-stream"})
     request = RunRequest("real", 64, prompt="hi", stream=True)
     with ScriptedServer([broken]) as upstream, RecordingProxy(upstream.base_url, out) as proxy:
         with Client(proxy.base_url, max_retries=0) as client, pytest.raises(BackendError):

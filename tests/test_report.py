@@ -25,7 +25,7 @@ from rig_nb._html import esc
 from rig_nb.compare import Endpoint, Scenario, compare
 from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, XSS_IMG, XSS_SCRIPT, DemoServer, demo_tools
 from rig_nb.report import _open_regular, load_traces, save_html, save_traces, to_otel
-from rig_nb.testing import Reply, ScriptedServer
+from rig_nb.testing import Response, ScriptedServer
 
 SECRET = "sk-report-SECRET-4242"
 START_NS = 1_700_000_000_000_000_000
@@ -642,7 +642,7 @@ def test_otel_errors(demo: DemoServer) -> None:
     failed = [s for s in spans_of(to_otel(spinner)) if s.status.code == 2]
     tool = [s for s in failed if s.name.startswith("execute_tool")]
     assert tool and attrs_of(tool[0])["error.type"] == "_OTHER"
-    reply = Reply({"error": {"message": "model crashed", "type": "server_error"}}, status=500)
+    reply = Response({"error": {"message": "model crashed", "type": "server_error"}}, status=500)
     with ScriptedServer([reply]) as server, Client(server.base_url, max_retries=0) as client:
         try:
             client.run(RunRequest("m", 64, prompt="hi"))

@@ -20,7 +20,14 @@ import pytest
 from rig_nb import BackendError, Client, RunRequest, Tool
 from rig_nb.compare import Endpoint, Scenario, compare, compare_rows
 from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools
-from rig_nb.testing import RecordedRequest, Reply, ScriptedServer, chat_reply, sse_body, tool_call
+from rig_nb.testing import (
+    RecordedRequest,
+    Response,
+    ScriptedServer,
+    chat_reply,
+    sse_body,
+    tool_call,
+)
 
 LONE = "report-\udcff.txt"  # what os.fsdecode makes of a non-UTF-8 file name
 
@@ -101,7 +108,7 @@ def test_a_stream_of_two_choices_reads_choice_zero_only(server: ScriptedServer) 
         return {"choices": [{"index": index, "delta": {"content": text}, "finish_reason": finish}]}
 
     events = [event(0, "zero "), event(1, "ONE "), event(0, "again", "stop"), event(1, "!", "stop")]
-    server.push(Reply(sse_body(events), headers={"content-type": "text/event-stream"}))
+    server.push(Response(sse_body(events), headers={"content-type": "text/event-stream"}))
     with Client(server.base_url) as client:
         result = client.run(RunRequest("m", 64, prompt="hi", stream=True))
     assert result.text == "zero again"
@@ -114,7 +121,7 @@ def test_a_reply_without_choices_is_the_same_error_either_way(
     no_choices = {"id": "x", "object": "chat.completion", "choices": [], "usage": {}}
     if stream:
         events = [{"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 0}}]
-        server.push(Reply(sse_body(events), headers={"content-type": "text/event-stream"}))
+        server.push(Response(sse_body(events), headers={"content-type": "text/event-stream"}))
     else:
         server.push(no_choices)
     with Client(server.base_url, max_retries=0) as client:
@@ -130,7 +137,7 @@ def test_a_reply_without_choices_is_the_same_error_either_way(
 
 def test_a_retry_note_names_our_own_backoff(server: ScriptedServer) -> None:
     # No Retry-After: the wait would be rig_nb's backoff (0.375-0.5 s), longer than the timeout.
-    server.push(Reply({"error": {"message": "busy"}}, status=503))
+    server.push(Response({"error": {"message": "busy"}}, status=503))
     with Client(server.base_url, timeout=0.25, max_retries=2) as client:
         with pytest.raises(BackendError) as caught:
             client.chat({"model": "m", "messages": [], "max_tokens": 8})
@@ -141,7 +148,7 @@ def test_a_retry_note_names_our_own_backoff(server: ScriptedServer) -> None:
 
 
 def test_a_retry_note_quotes_the_endpoint_only_when_it_asked(server: ScriptedServer) -> None:
-    server.push(Reply({"error": {"message": "busy"}}, status=429, headers={"retry-after": "60"}))
+    server.push(Response({"error": {"message": "busy"}}, status=429, headers={"retry-after": "60"}))
     with Client(server.base_url, timeout=1, max_retries=2) as client:
         with pytest.raises(BackendError) as caught:
             client.chat({"model": "m", "messages": [], "max_tokens": 8})
@@ -158,7 +165,7 @@ NGINX_PAGE = (
 
 
 def test_an_html_error_page_is_reduced_to_its_text(server: ScriptedServer) -> None:
-    server.push(Reply(NGINX_PAGE.encode(), status=502, headers={"content-type": "text/html"}))
+    server.push(Response(NGINX_PAGE.encode(), status=502, headers={"content-type": "text/html"}))
     with Client(server.base_url, max_retries=0) as client:
         with pytest.raises(BackendError) as caught:
             client.chat({"model": "m", "messages": [], "max_tokens": 8})

@@ -22,7 +22,7 @@ from rig_nb._html import (
 )
 from rig_nb.compare import Endpoint, compare
 from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, XSS_IMG, XSS_SCRIPT, DemoServer, demo_tools
-from rig_nb.testing import Reply, ScriptedServer, chat_reply, tool_call
+from rig_nb.testing import Response, ScriptedServer, chat_reply, tool_call
 from rig_nb.widgets import CompareView, LeakLab, ProbePanel, TraceView
 from rig_nb.widgets.leak_lab import EXAMPLES
 from rig_nb.widgets.trace_view import SEGMENT_ROWS
@@ -470,7 +470,9 @@ def test_probe_panel_reports_the_error_class(demo: DemoServer) -> None:
 
 def test_probe_panel_key_never_shows() -> None:
     echo = {"error": {"message": f"invalid api key {SECRET}", "type": "auth"}}
-    with ScriptedServer([Reply(echo, status=401), chat_reply(tool_calls=[tool_call("ping")])]) as s:
+    with ScriptedServer(
+        [Response(echo, status=401), chat_reply(tool_calls=[tool_call("ping")])]
+    ) as s:
         panel = ProbePanel(s.base_url, "m")
         panel.key.value = SECRET
         panel.button.click()

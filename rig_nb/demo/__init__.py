@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ..testing import LoopbackServer, RecordedRequest, Reply, sse_body, streamed
+from ..testing import LoopbackServer, RecordedRequest, Response, sse_body, streamed
 from ..tool import Tool, tool
 from .kit import Persona, Said, Stream, Turn
 from .personas import XSS_IMG, XSS_SCRIPT, default_personas
@@ -92,8 +92,10 @@ def demo_tools() -> tuple[Tool, ...]:
     return (get_weather, add)
 
 
-def _error(status: int, message: str, kind: str = "invalid_request_error") -> Reply:
-    return Reply({"error": {"message": message, "type": kind, "param": None, "code": None}}, status)
+def _error(status: int, message: str, kind: str = "invalid_request_error") -> Response:
+    return Response(
+        {"error": {"message": message, "type": kind, "param": None, "code": None}}, status
+    )
 
 
 def _describe(persona: Persona) -> str:
@@ -116,9 +118,9 @@ def _seconds(name: str, value: float) -> float:
     return float(value)
 
 
-def _chat_body(reply: Mapping[str, Any] | Reply) -> Mapping[str, Any] | None:
+def _chat_body(reply: Mapping[str, Any] | Response) -> Mapping[str, Any] | None:
     """The chat.completion body a persona answered with (status 200), or None for anything else."""
-    body = reply.body if isinstance(reply, Reply) and reply.status == 200 else reply
+    body = reply.body if isinstance(reply, Response) and reply.status == 200 else reply
     if isinstance(body, Mapping) and isinstance(body.get("choices"), list):
         return body
     return None
@@ -180,7 +182,7 @@ class DemoServer(LoopbackServer):
             "description": _describe(self.personas[name]),
         }
 
-    def handle(self, request: RecordedRequest) -> Reply | Mapping[str, Any]:
+    def handle(self, request: RecordedRequest) -> Response | Mapping[str, Any]:
         path = urlsplit(request.path).path.rstrip("/")
         if path == "/v1/models":
             if request.method != "GET":
@@ -223,7 +225,7 @@ class DemoServer(LoopbackServer):
             first_delay=self.stream_first_delay,
         )
 
-    def _paced(self, events: Iterable[Mapping[str, Any] | str], include_usage: bool) -> Reply:
+    def _paced(self, events: Iterable[Mapping[str, Any] | str], include_usage: bool) -> Response:
         """A recorded stream, paced like the others (its `[DONE]`, if any, is among the events)."""
         kept = [
             e for e in (events if include_usage else map(_without_usage, events)) if e is not None
@@ -231,4 +233,4 @@ class DemoServer(LoopbackServer):
         body = sse_body(
             kept, done=False, interval=self.stream_interval, first_delay=self.stream_first_delay
         )
-        return Reply(body, headers=_SSE_HEADERS)
+        return Response(body, headers=_SSE_HEADERS)

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..testing import Reply, chat_reply
+from ..testing import Response, chat_reply
 from .wording import answer_without_tools, count_words, deliberation, short, truncate_words
 
 __all__ = [
@@ -334,7 +334,7 @@ class Persona:
     token budget (over it: the reply is cut there, calls dropped, finish_reason
     "length") and builds the body. A persona that needs the raw request, such
     as a replay of a recorded session, overrides `reply` itself and returns a
-    chat.completion body, a `rig_nb.testing.Reply`, or a `Stream`. A persona
+    chat.completion body, a `rig_nb.testing.Response`, or a `Stream`. A persona
     never streams by itself: the demo server sends a chat.completion body (with
     status 200) as server-sent events when the request asks for `stream`.
 
@@ -347,7 +347,7 @@ class Persona:
     name: str = ""
     owned_by: str = "rig-nb-demo"
 
-    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Reply | Stream:
+    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Response | Stream:
         turn = Turn.parse(request)
         return self.finish(turn, self.respond(turn))
 

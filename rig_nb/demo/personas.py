@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from ..testing import Reply
+from ..testing import Response
 from .dialect_personas import dialect_personas
 from .kit import Persona, Said, Stream, Turn, count_words, short
 
@@ -229,10 +229,10 @@ class ToolSpinner(Persona):
     owned_by = "me"
     sane_rounds = 3
 
-    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Reply | Stream:
+    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Response | Stream:
         turn = Turn.parse(request)
         if turn.tools and turn.tool_choice == "required":
-            return Reply({"error": {"message": "Internal Server Error"}}, status=500)
+            return Response({"error": {"message": "Internal Server Error"}}, status=500)
         return self.finish(turn, self.respond(turn))
 
     def respond(self, turn: Turn) -> Said:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..redact import Redactor
-from ..testing import LoopbackServer, RecordedRequest, Reply
+from ..testing import LoopbackServer, RecordedRequest, Response
 from ..wire import iter_events
 
 __all__ = ["RecordingProxy"]
@@ -191,7 +191,7 @@ class RecordingProxy(LoopbackServer):
             self._relays_done.wait_for(lambda: self._relaying == 0, timeout=self._timeout)
         super().close()
 
-    def handle(self, request: RecordedRequest) -> Reply:
+    def handle(self, request: RecordedRequest) -> Response:
         prefix = urllib.parse.urlsplit(self.base_url).path
         rel = request.path[len(prefix) :] if request.path.startswith(prefix) else request.path
         rel = rel.lstrip("/")
@@ -219,11 +219,13 @@ class RecordingProxy(LoopbackServer):
             message = f"recording proxy: upstream unreachable ({type(exc).__name__})"
             error = {"error": {"message": message}}
             self._write(recorded_request, {"status": 502, "body": error})
-            return Reply(error, status=502)
+            return Response(error, status=502)
         content_type = resp.getheader("content-type") or "application/json"
         if resp.status == 200 and content_type.startswith("text/event-stream"):
             relay = self._relay(conn, resp, recorded_request, scrub)
-            return Reply(relay, headers={"content-type": content_type, "cache-control": "no-cache"})
+            return Response(
+                relay, headers={"content-type": content_type, "cache-control": "no-cache"}
+            )
         try:
             data = resp.read()
         except (OSError, http.client.HTTPException):
@@ -231,7 +233,7 @@ class RecordingProxy(LoopbackServer):
         finally:
             conn.close()
         self._write(recorded_request, {"status": resp.status, "body": scrub(_decode_body(data))})
-        return Reply(data, status=resp.status, headers={"content-type": content_type})
+        return Response(data, status=resp.status, headers={"content-type": content_type})
 
     def _connection(self) -> http.client.HTTPConnection:
         u = self._upstream

@@ -42,7 +42,7 @@ else:
     from importlib.abc import Traversable
 
 from ..errors import BackendError
-from ..testing import Reply
+from ..testing import Response
 from ..wire import REASONING_FIELDS, StreamAssembler
 from .kit import Persona, Stream, Turn
 
@@ -278,17 +278,17 @@ class ReplayPersona(Persona):
         last = max(ex.position for ex in at_or_before)
         return _prefer([ex for ex in at_or_before if ex.position == last], streaming)
 
-    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Reply | Stream:
+    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Response | Stream:
         turn = Turn.parse(request)  # a malformed request is refused as by every persona
         ex = self.match(request)
         if ex.events is not None and ex.status == 200:
             if turn.streaming:
                 return Stream([_renamed(e, turn.model) for e in ex.events])
-            return Reply(_body_of(tuple(_renamed(e, turn.model) for e in ex.events)))
+            return Response(_body_of(tuple(_renamed(e, turn.model) for e in ex.events)))
         body = copy.deepcopy(ex.body)
         if isinstance(body, dict) and "model" in body:
             body["model"] = turn.model
-        return Reply(body, status=ex.status)
+        return Response(body, status=ex.status)
 
 
 def recorded_personas() -> list[ReplayPersona]:

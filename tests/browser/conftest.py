@@ -43,7 +43,7 @@ CALL_FAILED = pytest.StashKey[bool]()
 VOILA_FONT_AWESOME = "https://cdn.jsdelivr.net/npm/@fortawesome/fontawesome-free@"
 
 HOSTILE_GATEWAY = '''\
-from rig_nb.testing import LoopbackServer, Reply
+from rig_nb.testing import LoopbackServer, Response
 
 
 class HostileGateway(LoopbackServer):
@@ -51,7 +51,7 @@ class HostileGateway(LoopbackServer):
 
     def handle(self, request):
         message = f"upstream refused {XSS_SCRIPT} {XSS_IMG}"
-        return Reply({"error": {"message": message, "type": "bad_request"}}, status=400)
+        return Response({"error": {"message": message, "type": "bad_request"}}, status=400)
 
 
 gateway = HostileGateway()

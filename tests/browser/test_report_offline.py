@@ -18,7 +18,7 @@ from playwright.sync_api import Page, expect
 from rig_nb.compare import DEFAULT_SCENARIOS, Endpoint, compare
 from rig_nb.demo import XSS_IMG, XSS_SCRIPT, DemoServer
 from rig_nb.report import save_html
-from rig_nb.testing import LoopbackServer, RecordedRequest, Reply
+from rig_nb.testing import LoopbackServer, RecordedRequest, Response
 
 CSP_META = '<meta http-equiv="Content-Security-Policy"'
 
@@ -26,9 +26,9 @@ CSP_META = '<meta http-equiv="Content-Security-Policy"'
 class HostileGateway(LoopbackServer):
     """A proxy whose own error message carries live markup."""
 
-    def handle(self, request: RecordedRequest) -> Reply:
+    def handle(self, request: RecordedRequest) -> Response:
         message = f"upstream refused {XSS_SCRIPT} {XSS_IMG}"
-        return Reply({"error": {"message": message, "type": "bad_request"}}, status=400)
+        return Response({"error": {"message": message, "type": "bad_request"}}, status=400)
 
 
 @pytest.fixture(scope="module")
