@@ -24,7 +24,8 @@ from rig_nb import Client, Iteration, RigError, RunRequest, ToolCallRecord, Trac
 from rig_nb._html import esc
 from rig_nb.compare import Endpoint, Scenario, compare
 from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, XSS_IMG, XSS_SCRIPT, DemoServer, demo_tools
-from rig_nb.report import _open_regular, load_traces, save_html, save_traces, to_otel
+from rig_nb.report import load_traces, save_html, save_traces, to_otel
+from rig_nb.report.files import open_regular
 from rig_nb.testing import Response, ScriptedServer
 
 SECRET = "sk-report-SECRET-4242"
@@ -406,7 +407,7 @@ def test_load_traces_refuses_a_fifo_without_waiting(tmp_path: Path) -> None:
     # What was opened is checked, not only the path before it: a path that became a FIFO
     # after check_path looked at it is refused all the same.
     with pytest.raises(ValueError, match=re.escape(f"{fifo}: not a regular file")):
-        call_promptly(lambda: _open_regular(fifo, write=False), fifo)
+        call_promptly(lambda: open_regular(fifo, write=False), fifo)
     link = tmp_path / "link.jsonl"
     link.symlink_to(fifo)  # followed, then refused by what was opened
     with pytest.raises(ValueError, match=re.escape(f"{link}: not a regular file")):

@@ -34,10 +34,10 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-from ._version import __version__
-from .trace import Iteration, ToolCallRecord, Trace
+from .._version import __version__
+from ..trace import Iteration, ToolCallRecord, Trace
 
-__all__ = ["AGENT_NAME", "PROVIDER_NAME", "trace_to_otlp"]
+__all__ = ["AGENT_NAME", "PROVIDER_NAME", "to_otel"]
 
 AGENT_NAME = "rig_nb"
 PROVIDER_NAME = "openai"
@@ -292,10 +292,16 @@ def _tool_attributes(call: ToolCallRecord, content: bool) -> list[dict[str, Any]
     return _attributes(pairs)
 
 
-def trace_to_otlp(
+def to_otel(
     trace: Trace, *, include_content: bool = False, start_time_unix_nano: int | None = None
 ) -> dict[str, Any]:
-    """The trace as an OTLP/JSON export request (`{"resourceSpans": [...]}`)."""
+    """The trace as OTLP/JSON (`{"resourceSpans": [...]}`), GenAI semantic conventions.
+
+    One `invoke_agent rig_nb` span, a `chat {model}` span per iteration under it, and an
+    `execute_tool {name}` span per tool call under its iteration. Message content, tool
+    arguments and results only with `include_content=True`. Spans are laid out from
+    `start_time_unix_nano` (default: now) using the recorded durations.
+    """
     if not isinstance(trace, Trace):
         raise TypeError(f"to_otel takes a Trace, not {type(trace).__name__}")
     if start_time_unix_nano is None:

@@ -4,21 +4,23 @@ One file that needs no script and no network to read: inline CSS, a
 Content-Security-Policy that forbids scripts, images and every fetch, and no link that
 leaves the page (rows link to their trace sections by fragment). Every string that came
 from an endpoint or a trace file (cells, column names, model and tool names, ids, errors,
-replies) goes through `_html.esc`; long texts are cut as `_html` cuts them and one-line
-facts are previewed. Output is deterministic. pandas and `compare.summarize` are imported
-only for a DataFrame. A trace section's heading, its line and the line's colour say one
-outcome, the trace's or its compare row's: green only for "ok". No part of the page is
-wider than the window: a wide table scrolls inside its own box.
+replies) goes through `rig_nb._html.esc`; long texts are cut as `rig_nb._html` cuts them
+and one-line facts are previewed. Output is deterministic. pandas and `compare.summarize`
+are imported only for a DataFrame. A trace section's heading, its line and the line's
+colour say one outcome, the trace's or its compare row's: green only for "ok". No part of
+the page is wider than the window: a wide table scrolls inside its own box.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._html import (
+from .._html import (
     DISPLAY_CHARS,
     ITERATION_HEADER,
     esc,
@@ -29,9 +31,13 @@ from ._html import (
     preview,
     table_html,
 )
-from .trace import Iteration, ToolCallRecord, Trace
+from ..trace import Iteration, ToolCallRecord, Trace
+from .files import write_file
 
-__all__ = ["frame_page", "trace_page", "traces_page"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["frame_page", "save_html", "trace_page", "traces_page"]
 
 _CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; script-src 'none'; "
@@ -241,7 +247,7 @@ def _rate_style(ok: int, n: int) -> str:
 def _frame_html(frame: Any) -> tuple[str, str]:
     import pandas as pd
 
-    from .compare import summarize
+    from ..compare import summarize
 
     traces = frame.attrs.get("traces")
     traces = traces if isinstance(traces, dict) else {}
@@ -318,3 +324,27 @@ def traces_page(traces: list[Trace]) -> str:
 def frame_page(frame: Any) -> str:
     """The summary matrix (`compare.summarize`), the rows, then each row's trace."""
     return _page(*_frame_html(frame))
+
+
+def _is_frame(obj: object) -> bool:
+    pandas = sys.modules.get("pandas")  # not imported yet: obj cannot be a DataFrame
+    return pandas is not None and isinstance(obj, pandas.DataFrame)
+
+
+def save_html(obj: Trace | Sequence[Trace] | pd.DataFrame, path: str | os.PathLike[str]) -> None:
+    """Write one self-contained HTML file for a Trace, a list of Traces, or a compare frame."""
+    if isinstance(obj, Trace):
+        page = trace_page(obj)
+    elif _is_frame(obj):
+        page = frame_page(obj)
+    elif isinstance(obj, list | tuple):
+        bad = [n for n, t in enumerate(obj) if not isinstance(t, Trace)]
+        if bad:
+            raise TypeError(f"item {bad[0]} is a {type(obj[bad[0]]).__name__}, not a Trace")
+        page = traces_page(list(obj))
+    else:
+        raise TypeError(
+            f"save_html takes a Trace, a list of Traces or a compare DataFrame, "
+            f"not {type(obj).__name__}"
+        )
+    write_file(path, page.encode("utf-8", "backslashreplace"))
