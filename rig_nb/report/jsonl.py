@@ -7,12 +7,11 @@ naming the file and the line, and reads a line only up to a size limit.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
+from .. import strict_json
 from ..trace import Trace
 from .files import open_regular, write_file
 
@@ -42,28 +41,15 @@ def save_traces(traces: Iterable[Trace], path: str | os.PathLike[str]) -> None:
     write_file(path, b"".join(line + b"\n" for line in lines))
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text} is out of range for a JSON number")
-    return value
-
-
 def _parse_line(text: str) -> Trace:
     # Trace.from_json checks the fields; this pass refuses what JSON itself does not allow
     # anywhere in the line (NaN, Infinity, 1e400), including inside settings and messages.
     try:
-        json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+        strict_json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"invalid trace: not JSON: {exc.msg} at column {exc.colno}") from None
     except ValueError as exc:
         raise ValueError(f"invalid trace: {exc}") from None
-    except RecursionError:
-        raise ValueError("invalid trace: nested too deeply") from None
     return Trace.from_json(text)
 
 

@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
+from .. import strict_json
 from .._version import __version__
 from ..trace import Iteration, ToolCallRecord, Trace
 
@@ -117,14 +118,10 @@ def _maybe_json(text: Any) -> Any:
     if not isinstance(text, str):
         return text
     try:
-        value = json.loads(text, parse_constant=_no_constant)
-    except (ValueError, RecursionError):
+        value = strict_json.loads(text)
+    except ValueError:
         return text
     return value if isinstance(value, dict) else text
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def _dumps(value: Any, fallback: Any) -> str:
