@@ -5,9 +5,11 @@ A key is read only from the environment variable named with --api-key-env
 (or `api_key_env` in a compare file), never from argv. A failure is one line
 on stderr and a non-zero exit, never a traceback: 2 for input the command
 cannot use (a bad option, URL or TOML file, an unset variable), 1 when the
-endpoint or the run fails (and when a compare row is not ok). Parsing imports
-nothing heavy: `--help` and usage errors do not wait for the openai SDK; the
-commands (`rig_nb._commands`) import the client when they run.
+endpoint or the run fails (a run without an answer, a compare row not ok). Every
+failure line starts "rig-nb:"; help and hints name commands the way the user
+started them ("rig-nb" or "python -m rig_nb"). Parsing imports nothing heavy:
+`--help` and usage errors do not wait for the openai SDK; the commands
+(`rig_nb._commands`) import the client when they run.
 """
 
 from __future__ import annotations
@@ -24,15 +26,17 @@ from typing import Any, NoReturn
 
 from . import __version__
 from ._commands import COMMANDS, TOOL_CHOICES, CommandError
-from ._text import printable
+from ._text import invoked_as, printable
 from .errors import RigError
 
 __all__ = ["build_parser", "main"]
 
-MODEL_NAMES = (
-    "Model names are the ids the endpoint lists at /v1/models "
-    "(rig-nb models --base-url URL lists them)."
-)
+
+def _model_names(prog: str) -> str:
+    return (
+        "Model names are the ids the endpoint lists at /v1/models "
+        f"({prog} models --base-url URL lists them)."
+    )
 
 
 def _positive_int(text: str) -> int:
@@ -123,7 +127,7 @@ class _Parser(argparse.ArgumentParser):
                 + (f" (and {hidden} values, not shown)" if hidden else "")
             )
         # One line that says what to change; the usage block is one --help away.
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"rig-nb: {message} (see {self.prog} --help)\n")
 
 
 def _timing_args(p: argparse.ArgumentParser) -> None:
@@ -152,7 +156,7 @@ def _key_arg(p: argparse.ArgumentParser, what: str = "") -> None:
     )
 
 
-def _endpoint_args(p: argparse.ArgumentParser, *, model: bool = True) -> None:
+def _endpoint_args(p: argparse.ArgumentParser, prog: str, *, model: bool = True) -> None:
     p.add_argument(
         "--base-url",
         required=True,
@@ -161,7 +165,7 @@ def _endpoint_args(p: argparse.ArgumentParser, *, model: bool = True) -> None:
         "(a bare http://host:port gets /v1 added)",
     )
     if model:
-        p.add_argument("--model", required=True, help="the model name, as listed by rig-nb models")
+        p.add_argument("--model", required=True, help=f"the model name, as listed by {prog} models")
     _key_arg(p)
     _timing_args(p)
 
@@ -172,14 +176,19 @@ def _sub(sub: Any, name: str, help: str, description: str) -> argparse.ArgumentP
     return parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """The parser; `prog` is how help and hints name the command line (by default as the
+    user started it: "rig-nb" or "python -m rig_nb")."""
+    prog = invoked_as(sys.argv[0] if sys.argv else "") if prog is None else prog
+    model_names = _model_names(prog)
     parser = _Parser(
-        prog="rig-nb",
+        prog=prog,
         description="Probe, run and compare OpenAI-compatible endpoints serving reasoning "
-        "models. " + MODEL_NAMES + " With no endpoint at hand, `rig-nb demo` runs on an "
+        "models. " + model_names + f" With no endpoint at hand, `{prog} demo` runs on an "
         "embedded one.",
     )
     parser.add_argument("--version", action="version", version=f"rig_nb {__version__}")
+    parser.set_defaults(prog=prog)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = _sub(
@@ -200,9 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
         "probe",
         "check that an endpoint really returns tool calls",
         "Send one trivial single-tool request. Exit 0: a tool call came back; 1: it did not "
-        "(or the endpoint failed). " + MODEL_NAMES,
+        "(or the endpoint failed). " + model_names,
     )
-    _endpoint_args(p)
+    _endpoint_args(p, prog)
     p.add_argument(
         "--tool-choice",
         choices=list(TOOL_CHOICES),
@@ -215,9 +224,10 @@ def build_parser() -> argparse.ArgumentParser:
         sub,
         "run",
         "run the tool loop once and print the trace",
-        "Run the agent loop on one prompt and print its per-iteration trace. " + MODEL_NAMES,
+        "Run the agent loop on one prompt and print its per-iteration trace. Exit 0: the run "
+        "ended in an answer (outcome ok); 1: it did not. " + model_names,
     )
-    _endpoint_args(p)
+    _endpoint_args(p, prog)
     p.add_argument("--prompt", required=True, help="the user message")
     p.add_argument("--system", default="", help="the system message (default: none)")
     p.add_argument(
@@ -252,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
         "compare",
         "run the comparison scenarios on endpoints listed in a TOML file",
         "Each [[endpoint]] table holds name, base_url, model and optionally api_key_env (the "
-        "environment variable holding its key). " + MODEL_NAMES + " Prints the summary "
+        "environment variable holding its key). " + model_names + " Prints the summary "
         "matrix, then one row per run. Exit 0: every run ok; 1: any run not ok; 2: usage "
         "error. Needs pandas.",
     )
@@ -277,9 +287,10 @@ def build_parser() -> argparse.ArgumentParser:
         "say what an endpoint really does, and what to change on the server",
         "Run a bounded set of probes (tool_choice matrix, where reasoning goes, leaks, text "
         "tool calls, streamed vs not, usage) and print each verdict with its evidence and the "
-        "server-side fix when one is known. " + MODEL_NAMES,
+        "server-side fix when one is known. Exit 1 when the endpoint fails, or when the "
+        "address does not serve an OpenAI-compatible API. " + model_names,
     )
-    _endpoint_args(p)
+    _endpoint_args(p, prog)
     p.add_argument(
         "--no-stream", action="store_true", help="skip the streamed requests (stream parity)"
     )
@@ -291,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
         "list the model names an endpoint serves (/v1/models)",
         "Print the ids (and owned_by) the endpoint lists at /v1/models: the names --model takes.",
     )
-    _endpoint_args(p, model=False)
+    _endpoint_args(p, prog, model=False)
 
     p = _sub(
         sub,

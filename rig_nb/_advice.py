@@ -1,8 +1,10 @@
 """What to change on the server, keyed by server kind and check: the doctor's advice table.
 
 Each entry is one line naming the server-side fix reported for that symptom.
-`advice(server, check, verdict)` picks the entry for the guessed server kind,
-else the generic one ("" when no fix is known).
+`advice(server, check, verdict, auto=...)` picks the entry for the guessed server
+kind, else the generic one ("" when no fix is known). Advice agrees with the other
+verdicts: "keep tool_choice auto" only when "auto" got a tool call, and a check
+that got no reply to judge (`error ...`, `n/a`) gets none.
 """
 
 from __future__ import annotations
@@ -97,16 +99,22 @@ def _pick(table: dict[str, str], server: str) -> str:
     return table.get(server, table[""])
 
 
-def advice(server: str, check: str, verdict: str) -> str:
-    """The server-side fix for a check's verdict, or "" when the verdict needs none."""
+def advice(server: str, check: str, verdict: str, *, auto: str) -> str:
+    """The server-side fix for a check's verdict, or "" when the verdict needs none.
+
+    `auto` is the verdict of tool_choice_auto: the advice to rely on "auto" holds only
+    when it is "tool call" (else the auto row names the fix).
+    """
     if check.startswith("tool_choice_") and verdict == "length":
         return _LENGTH
     if check == "tool_choice_auto" and verdict == "text":
         return _pick(_NO_TOOL_CALLS, server)
     if check == "tool_choice_unset" and verdict == "text":
-        return _pick(_UNSET, server)
+        return _pick(_UNSET, server) if auto == "tool call" else ""
     if check == "tool_choice_required" and verdict.startswith("error"):
-        return _pick(_REQUIRED, server)
+        return _pick(_REQUIRED, server) if auto == "tool call" else ""
+    if verdict.startswith("error") or verdict == "n/a":
+        return ""
     if check == "reasoning_location" and verdict.startswith("content:"):
         return _pick(_REASONING_IN_CONTENT, server)
     found = set(verdict.split(","))

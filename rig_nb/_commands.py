@@ -13,8 +13,10 @@ import os
 import re
 import socket
 import sys
+import textwrap
 from argparse import Namespace
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._text import (
@@ -28,9 +30,13 @@ from ._text import (
     endpoint_hint,
     format_table,
     format_trace,
+    install_hint,
     plural,
     printable,
+    scheme_hint,
+    terminal_width,
 )
+from .dialects import TOOL_CALL_DIALECTS
 from .errors import BackendError, RigError
 from .wire import TOOL_CHOICES
 
@@ -47,6 +53,13 @@ _LEAKY = "qwen3-no-parser"
 # A failure of these kinds means no request reached a model: nothing to report on.
 _NO_EXCHANGE = frozenset({"connect", "tls", "protocol", "timeout", "deadline"})
 _DIAGNOSE_S = 5.0
+# What a run that ended without an answer means, for the line `run` exits 1 with.
+_ENDINGS = {
+    "text_tool_calls": "the model wrote its tool calls as text",
+    "reasoning_only": "the reply held reasoning but no answer",
+    "tool_calls_in_reasoning": "the model wrote its tool calls inside its reasoning",
+    "empty": "the reply was empty",
+}
 
 
 class CommandError(Exception):
@@ -70,6 +83,11 @@ def api_key(var: str | None, where: str = "--api-key-env") -> str:
     return value
 
 
+def _url_problem(base_url: str, exc: ValueError) -> str:
+    fixed = scheme_hint(base_url)
+    return f"add a scheme: {fixed}" if fixed else str(exc)
+
+
 def _client(args: Namespace) -> Client:
     from .client import Client
 
@@ -77,7 +95,15 @@ def _client(args: Namespace) -> Client:
     try:
         return Client(args.base_url, key, timeout=args.timeout, deadline=args.deadline)
     except ValueError as exc:
-        raise CommandError(f"--base-url: {exc}") from None
+        raise CommandError(f"--base-url: {_url_problem(args.base_url, exc)}") from None
+
+
+def _install(extra: str) -> str:
+    return install_hint(extra, Path(__file__).resolve().parent, Path.cwd())
+
+
+def _wrap(text: str, width: int | None) -> str:
+    return textwrap.fill(text, width) if width else text
 
 
 # --- what to change, when an endpoint cannot be used -------------------------------------
@@ -150,15 +176,20 @@ def cmd_demo(args: Namespace) -> int:
         rows, traces = compare_rows(endpoints, scenarios=scenarios, stream=args.stream)
     runs, run_traces = rows[1::2], traces[1::2]
     how = "streamed, " if args.stream else ""
+    width = terminal_width()
     print(f"rig_nb demo: {plural(len(models), 'persona')} on the embedded endpoint {where}")
-    print(f"prompt: {DEMO_PROMPT}")
+    print(_wrap(f"prompt: {DEMO_PROMPT}", width))
     print(
-        f"tools: {', '.join(t.name for t in tools)}; max_tokens {args.max_tokens}; {how}"
-        "each persona is probed once, then runs the tool loop."
+        _wrap(
+            f"tools: {', '.join(t.name for t in tools)}; max_tokens {args.max_tokens}; {how}"
+            "each persona is probed once, then runs the tool loop.",
+            width,
+        )
     )
     print()
-    print(format_table(demo_table_rows(rows[0::2], runs, run_traces), DEMO_COLUMNS))
-    print(DEMO_LEGEND)
+    table = demo_table_rows(rows[0::2], runs, run_traces)
+    print(format_table(table, DEMO_COLUMNS, width=width, cut_first=["answer"]))
+    print(_wrap(DEMO_LEGEND, width))
     leaky = next(
         (n for n, r in enumerate(runs) if r["model"] == _LEAKY),
         next((n for n, r in enumerate(runs) if r["reasoning_shapes"] not in ("", "none")), None),
@@ -170,8 +201,12 @@ def cmd_demo(args: Namespace) -> int:
         print(format_trace(trace, limit=400))
     print()
     print(
-        "Your endpoint: rig-nb models --base-url URL lists its model names; "
-        "rig-nb probe|doctor --base-url URL --model MODEL [--api-key-env VAR] checks one."
+        _wrap(
+            f"Your endpoint: {args.prog} models --base-url URL lists its model names; "
+            f"{args.prog} probe|doctor --base-url URL --model MODEL [--api-key-env VAR] "
+            "checks one.",
+            width,
+        )
     )
     return 0
 
@@ -187,10 +222,30 @@ def cmd_probe(args: Namespace) -> int:
         how = ", streamed" if args.stream else ""
         print(f"tool calling: yes ({args.model} at {where}, tool_choice {args.tool_choice}{how})")
         return 0
+    written = _text_calls(trace)
+    if trace.outcome == "NoToolCallingError" and written is not None:
+        print(
+            f"tool calling: no (NoToolCallingError: the reply wrote a tool call as text "
+            f"({written}), not as a tool_calls entry)"
+        )
+        print(
+            f"{args.prog} doctor (same --base-url and --model) names the server-side fix; "
+            f"{args.prog} run --recover-text-tool-calls runs calls written as text"
+        )
+        return 1
     if trace.outcome in ("NoToolCallingError", "OutputLimitError"):
         print(printable(f"tool calling: no ({trace.error})"))
         return 1
     raise CommandError(trace.error, 1)
+
+
+def _text_calls(trace: Trace) -> str | None:
+    """The tool-call dialects the reply wrote as text, None when it wrote no tool call."""
+    if not trace.iterations or trace.iterations[-1].ending != "text_tool_calls":
+        return None
+    leaks = trace.iterations[-1].leaks
+    names = [d for d in leaks if d in TOOL_CALL_DIALECTS or d == "harmony"]
+    return ",".join(names) or "a tool-call markup"
 
 
 def _replied(trace: Trace) -> bool:
@@ -225,12 +280,27 @@ def cmd_run(args: Namespace) -> int:
             failure = explain(trace.exception, args, client)
         elif trace.exception is not None:
             failure = CommandError(trace.error, 1)
+        if failure is None and trace.outcome != "ok":
+            failure = CommandError(_not_ok(trace, args.prog), 1)
+        redact = client.redact
     # A trace with no reply in it (refused connection, 404) says nothing the error does not.
     if failure is None or _replied(trace):
-        print(trace.to_json(indent=2) if args.json else format_trace(trace))
+        print(trace.to_json(indent=2) if args.json else format_trace(trace, redact=redact))
     if failure is not None:
         raise failure
     return 0
+
+
+def _not_ok(trace: Trace, prog: str) -> str:
+    """The line a run that returned without an answer exits 1 with."""
+    what = _ENDINGS.get(trace.outcome, "the run ended without an answer")
+    line = f"outcome {trace.outcome}: {what}"
+    if trace.outcome == "text_tool_calls":
+        line += (
+            f"; --recover-text-tool-calls runs such calls, and {prog} doctor names the "
+            "server-side fix"
+        )
+    return line
 
 
 def _load_toml(path: str) -> Any:
@@ -276,25 +346,88 @@ def read_endpoints(path: str, key_var: str | None = None) -> list[Endpoint]:
         try:
             Client(table["base_url"]).close()
         except ValueError as exc:
-            raise CommandError(f"{where}: base_url: {exc}") from None
+            raise CommandError(
+                f"{where}: base_url: {_url_problem(table['base_url'], exc)}"
+            ) from None
         endpoints.append(Endpoint(table["name"], table["base_url"], table["model"], key))
     return endpoints
 
 
-def _write(what: str, path: str, save: Callable[[], None]) -> None:
+# The files compare writes: option, attribute of args.
+_OUTPUTS = (("--csv", "csv"), ("--html", "html"), ("--traces", "traces"))
+
+
+def _check_outputs(args: Namespace) -> None:
+    """Each output path names a file that can be written, and no two name the same one."""
+    from .report import check_path
+
+    seen: dict[Path, str] = {}
+    for option, attr in _OUTPUTS:
+        path = getattr(args, attr)
+        if not path:
+            continue
+        try:
+            target = check_path(path, write=True).resolve()
+        except ValueError as exc:
+            raise CommandError(f"{option}: {exc}") from None
+        if target in seen:
+            raise CommandError(f"{option}: {path} is also the {seen[target]} file")
+        seen[target] = option
+
+
+def _write(option: str, what: str, path: str, save: Callable[[], None]) -> bool:
+    """Write one output file; a failure is one line on stderr, and False."""
     try:
         save()
-    except OSError as exc:
-        raise CommandError(f"{path}: {exc.strerror or exc}", 1) from None
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        if str(Path(path)) not in reason:
+            reason = f"{path}: {reason}"
+        print(f"rig-nb: {option}: {reason}", file=sys.stderr)
+        return False
     print(f"wrote {what} to {path}", file=sys.stderr)
+    return True
+
+
+def _endpoint_hints(args: Namespace, endpoints: list[Endpoint], frame: Any) -> None:
+    """For an endpoint no run got through to, say once what to change, as probe would."""
+    from .client import Client
+
+    per = len(frame) // len(endpoints)
+    traces = frame.attrs["traces"]
+    for n, endpoint in enumerate(endpoints):
+        mine = range(n * per, (n + 1) * per)
+        if (frame["outcome"][n * per : (n + 1) * per] == "ok").any():
+            continue
+        errors = [traces[i].exception for i in mine if i in traces]
+        first = next((e for e in errors if isinstance(e, BackendError)), None)
+        if first is None or not (first.kind in _NO_EXCHANGE or first.status_code == 404):
+            continue
+        where = Namespace(
+            base_url=endpoint.base_url,
+            timeout=args.timeout,
+            deadline=args.deadline,
+            api_key_env=None,
+            prog=args.prog,
+        )
+        if first.status_code == 404:
+            # A wrong path or a misspelled model: the model list tells which (one request).
+            with Client(
+                endpoint.base_url, endpoint.api_key, timeout=args.timeout, deadline=args.deadline
+            ) as client:
+                hint = explain(first, where, client)
+        else:
+            hint = explain(first, where, None)
+        print(f"rig-nb: endpoint {endpoint.name!r}: {hint}", file=sys.stderr)
 
 
 def cmd_compare(args: Namespace) -> int:
     endpoints = read_endpoints(args.file, args.api_key_env)
+    _check_outputs(args)
     try:
         import pandas  # noqa: F401
     except ImportError:
-        raise CommandError("compare needs pandas: pip install 'rig_nb[notebook]'", 1) from None
+        raise CommandError(f"compare needs pandas: {_install('notebook')}", 1) from None
     from .compare import compare, summarize
     from .report import save_html, save_traces
 
@@ -313,40 +446,38 @@ def cmd_compare(args: Namespace) -> int:
         if progress is not None:
             progress.close()
     traces = [frame.attrs["traces"][n] for n in sorted(frame.attrs["traces"])]
-    if args.csv:
-        _write(plural(len(frame), "row"), args.csv, lambda: frame.to_csv(args.csv, index=False))
-    if args.html:
-        _write("the report", args.html, lambda: save_html(frame, args.html))
-    if args.traces:
-        _write(plural(len(traces), "trace"), args.traces, lambda: save_traces(traces, args.traces))
+    # The results first: a file that cannot be written must not hide them.
     if args.json:
         print(frame.to_json(orient="records", indent=2))
     else:
+        width = terminal_width()
         rows = frame.astype(object).where(frame.notna(), None).to_dict("records")
         print("summary: runs ok / runs, and the median latency, per scenario and endpoint")
-        print(printable(summarize(frame).to_string()))
+        print(printable(summarize(frame).to_string(line_width=width)))
         print()
-        print(format_table(compare_table_rows(rows), COMPARE_COLUMNS))
-    per = len(frame) // len(endpoints)
-    for n, endpoint in enumerate(endpoints):
-        # An endpoint no run got through to: say once what to change, as probe would.
-        mine = range(n * per, (n + 1) * per)
-        errors = [frame.attrs["traces"][i].exception for i in mine if i in frame.attrs["traces"]]
-        passed = (frame["outcome"][n * per : (n + 1) * per] == "ok").any()
-        first = None if passed else next(iter(errors), None)
-        if isinstance(first, BackendError) and first.kind in _NO_EXCHANGE:
-            where = Namespace(base_url=endpoint.base_url, timeout=args.timeout, api_key_env=None)
-            where.deadline = args.deadline
-            hint = explain(first, where, None)
-            print(f"rig-nb: endpoint {endpoint.name!r}: {hint}", file=sys.stderr)
+        table = compare_table_rows(rows)
+        print(format_table(table, COMPARE_COLUMNS, width=width, cut_first=["error"]))
+    sys.stdout.flush()
+    written = True  # each file is tried, whatever became of the one before
+    if args.csv:
+        rows_n = plural(len(frame), "row")
+        written &= _write("--csv", rows_n, args.csv, lambda: frame.to_csv(args.csv, index=False))
+    if args.html:
+        written &= _write("--html", "the report", args.html, lambda: save_html(frame, args.html))
+    if args.traces:
+        traces_n = plural(len(traces), "trace")
+        written &= _write(
+            "--traces", traces_n, args.traces, lambda: save_traces(traces, args.traces)
+        )
+    _endpoint_hints(args, endpoints, frame)
     failed = int((frame["outcome"] != "ok").sum())
     if failed:
         print(f"rig-nb: {failed} of {plural(len(frame), 'run')} not ok", file=sys.stderr)
-    return 1 if failed else 0
+    return 1 if failed or not written else 0
 
 
 def cmd_doctor(args: Namespace) -> int:
-    from .capabilities import describe_report, endpoint_report
+    from .capabilities import NOT_OPENAI_COMPATIBLE, describe_report, endpoint_report
 
     with _client(args) as client:
         try:
@@ -355,7 +486,8 @@ def cmd_doctor(args: Namespace) -> int:
             if exc.kind in _NO_EXCHANGE:
                 raise explain(exc, args, client) from None
         report = endpoint_report(client, args.model, stream=not args.no_stream)
-        trace = report.check("tool_choice_auto").trace
+        foreign = NOT_OPENAI_COMPATIBLE in {c.name for c in report.checks}
+        trace = report.check(NOT_OPENAI_COMPATIBLE if foreign else "tool_choice_auto").trace
         error = trace.exception if trace is not None else None
         if isinstance(error, BackendError) and (
             error.kind in _NO_EXCHANGE or error.status_code == 404
@@ -364,7 +496,7 @@ def cmd_doctor(args: Namespace) -> int:
     print(
         json.dumps(report.to_dict(), indent=2) if args.json else printable(describe_report(report))
     )
-    return 0
+    return 1 if foreign else 0
 
 
 def cmd_models(args: Namespace) -> int:

@@ -8,8 +8,11 @@ reply could use to rewrite the screen) are shown as `\\xNN`.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Mapping, Sequence
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 from urllib.parse import urlsplit
 
@@ -27,11 +30,17 @@ __all__ = [
     "compare_table_rows",
     "demo_table_rows",
     "endpoint_hint",
+    "fit_widths",
     "format_table",
     "format_trace",
+    "install_hint",
+    "invoked_as",
+    "models_hint",
     "one_line",
     "plural",
     "printable",
+    "scheme_hint",
+    "terminal_width",
 ]
 
 DEMO_COLUMNS = [
@@ -70,6 +79,51 @@ COMPARE_COLUMNS = [
 ]
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _PLURALS = {"persona": "personas", "iteration": "iterations", "tool call": "tool calls"}
+# A column cut to fit the terminal keeps at least two characters and the ellipsis.
+_MIN_CELL = 5
+_ELLIPSIS = "..."
+_SEPARATOR = "  "
+
+
+def invoked_as(argv0: str) -> str:
+    """How the user started the command line: "rig-nb" (the console script) or
+    "python -m rig_nb"; help texts and hints name commands this way."""
+    return "rig-nb" if os.path.basename(argv0) == "rig-nb" else "python -m rig_nb"
+
+
+def install_hint(extra: str, package_dir: Path, cwd: Path) -> str:
+    """The pip command that installs `extra`: editable from a source checkout (a
+    pyproject.toml beside the package directory), from the index otherwise."""
+    root = package_dir.parent
+    if (root / "pyproject.toml").is_file():
+        where = "." if cwd.resolve() == root.resolve() else str(root)
+        return f"pip install -e '{where}[{extra}]'"
+    return f"pip install 'rig_nb[{extra}]'"
+
+
+def scheme_hint(base_url: str) -> str | None:
+    """The base URL with http:// in front when it lacks a scheme and reads as host[:port][/path]
+    (`localhost:8000/v1`), else None. The path is shown only when it is /v1 or empty."""
+    text = base_url.strip()
+    if not text or "://" in text:
+        return None
+    parts = urlsplit("http://" + text)
+    try:
+        parts.port  # noqa: B018  (raises on a port out of range)
+    except ValueError:
+        return None
+    if not parts.hostname or parts.query or parts.fragment or parts.username:
+        return None
+    path = parts.path.rstrip("/")
+    shown = path if path in ("", "/v1") else "/..."
+    return f"http://{parts.netloc}{shown}"
+
+
+def terminal_width() -> int | None:
+    """Columns to fit tables to: COLUMNS, else the terminal's width; None when the output
+    is not a terminal (a pipe or a file keeps every cell whole)."""
+    columns = shutil.get_terminal_size(fallback=(0, 0)).columns
+    return columns if columns > 0 else None
 
 
 def printable(text: str) -> str:
@@ -83,12 +137,16 @@ def plural(count: int, word: str) -> str:
 
 
 def one_line(text: str, limit: int) -> str:
-    """`text` on one line (runs of whitespace as one space), cut to `limit` characters."""
+    """`text` on one line (runs of whitespace as one space), cut to `limit` characters.
+
+    Endpoint text is passed redacted: a key cut in two no longer matches the redactor.
+    """
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _clip(text: str, limit: int) -> str:
+    # Callers pass redacted text, as to one_line.
     if len(text) <= limit:
         return text
     return f"{text[:limit]} ... ({len(text) - limit} more characters)"
@@ -115,6 +173,11 @@ def _answer(trace: Trace | None, outcome: str) -> str:
     return one_line(trace.iterations[-1].text, 44) or "(empty)"
 
 
+def _outcome(row: Mapping[str, Any], trace: Trace | None) -> str:
+    # The trace's own outcome is the one truth; a row without a trace made no request.
+    return trace.outcome if trace is not None and trace.outcome else str(row["outcome"])
+
+
 def demo_table_rows(
     probes: Sequence[Mapping[str, Any]],
     runs: Sequence[Mapping[str, Any]],
@@ -123,7 +186,7 @@ def demo_table_rows(
     """The demo table: per persona, its probe row's verdict beside its run row (compare's rows)."""
     table = []
     for probe, run, trace in zip(probes, runs, traces, strict=True):
-        outcome = str(run["outcome"])
+        outcome = _outcome(run, trace)
         table.append(
             {
                 "persona": str(run["model"]),
@@ -164,13 +227,56 @@ def compare_table_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, str]
     ]
 
 
-def format_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
-    """Rows as a plain, left-aligned text table with a header line."""
-    cells = [[str(c) for c in columns]]
-    cells += [[one_line(str(r.get(c, "")), 200) for c in columns] for r in rows]
+def fit_widths(widths: Sequence[int], limit: int, first: Sequence[int] = ()) -> list[int]:
+    """Column widths that fit `limit` characters with two spaces between columns.
+
+    The columns in `first` are narrowed first, then the widest, a character at a time;
+    none goes below _MIN_CELL (nor below its own width), so a very narrow terminal
+    still gets lines longer than `limit`.
+    """
+    out = list(widths)
+    floor = [min(w, _MIN_CELL) for w in out]
+    excess = sum(out) + len(_SEPARATOR) * (len(out) - 1) - limit
+    for i in first:
+        cut = max(0, min(excess, out[i] - floor[i]))
+        out[i] -= cut
+        excess -= cut
+    while excess > 0:
+        i = max(range(len(out)), key=lambda j: (out[j] > floor[j], out[j]))
+        if out[i] <= floor[i]:
+            break
+        out[i] -= 1
+        excess -= 1
+    return out
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - len(_ELLIPSIS)] + _ELLIPSIS
+
+
+def format_table(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str],
+    *,
+    width: int | None = None,
+    cut_first: Sequence[str] = (),
+) -> str:
+    """Rows as a plain, left-aligned text table with a header line.
+
+    With `width`, cells are cut with an ellipsis until each line fits it (see fit_widths):
+    the columns named in `cut_first` go first.
+    """
+    cells = [[printable(str(c)) for c in columns]]
+    cells += [[printable(one_line(str(r.get(c, "")), 200)) for c in columns] for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
-    lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
-    return printable("\n".join(line.rstrip() for line in lines))
+    if width is not None:
+        first = [columns.index(c) for c in cut_first if c in columns]
+        widths = fit_widths(widths, width, first)
+    lines = [
+        _SEPARATOR.join(_fit(v, w).ljust(w) for v, w in zip(row, widths, strict=True))
+        for row in cells
+    ]
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def _block(label: str, text: str, limit: int) -> list[str]:
@@ -181,10 +287,17 @@ def _block(label: str, text: str, limit: int) -> list[str]:
     return [f"    {label}: {body[0]}", *((pad + line).rstrip() for line in body[1:])]
 
 
-def format_trace(trace: Trace, *, limit: int = 2000) -> str:
+def _unchanged(text: str) -> str:
+    return text
+
+
+def format_trace(
+    trace: Trace, *, limit: int = 2000, redact: Callable[[str], str] = _unchanged
+) -> str:
     """A trace as text: a summary line, then each iteration's raw and stripped text and calls.
 
-    Each text is cut at `limit` characters (the JSON form keeps everything).
+    Each text the endpoint sent goes through `redact` (the client's Redactor), then is cut
+    at `limit` characters (the JSON form keeps everything).
     """
     lines = [
         f"{trace.model} at {trace.endpoint}: outcome {trace.outcome or '-'}, "
@@ -199,19 +312,20 @@ def format_trace(trace: Trace, *, limit: int = 2000) -> str:
             f"shape={it.reasoning_shape}{leaks}  tokens in/out={usage}  "
             f"{it.latency_s * 1000:.1f} ms"
         )
-        lines += _block("raw", it.raw_content, limit)
+        lines += _block("raw", redact(it.raw_content), limit)
         if it.reasoning_content:
             lines += _block(
-                f"reasoning field ({it.reasoning_field or '?'})", it.reasoning_content, limit
+                f"reasoning field ({it.reasoning_field or '?'})",
+                redact(it.reasoning_content),
+                limit,
             )
-        lines += _block("stripped", it.text, limit)
+        lines += _block("stripped", redact(it.text), limit)
         for c in it.tool_calls:
             source = " (from text)" if c.source == "text" else ""
-            lines.append(
-                f"    call{source} {c.name} {_clip(c.arguments, limit)} -> {_clip(c.result, limit)}"
-            )
+            arguments, result = _clip(redact(c.arguments), limit), _clip(redact(c.result), limit)
+            lines.append(f"    call{source} {redact(c.name)} {arguments} -> {result}")
         if it.error:
-            lines.append(f"    error: {it.error}")
+            lines.append(f"    error: {redact(it.error)}")
     return printable("\n".join(lines))
 
 
@@ -254,12 +368,17 @@ def address(base_url: str) -> tuple[str, str, int]:
     )
 
 
+def models_hint(prog: str) -> str:
+    """The hint after a model-not-found error: how to list the names an endpoint knows."""
+    return f"{prog} models --base-url ... lists the model names the endpoint knows"
+
+
 def endpoint_hint(exc: BackendError, facts: Facts, args: Any, route: str) -> str:
     """One line that says what to change about a failed request; its own message otherwise.
 
-    `args` holds the command's base_url, timeout, deadline and api_key_env (and max_tokens
-    when it has a budget). The line names the host and port the user typed, never the path
-    (gateways put tokens there).
+    `args` holds the command's base_url, timeout, deadline, api_key_env and prog (and
+    max_tokens when it has a budget). The line names the host and port the user typed,
+    never the path (gateways put tokens there).
     """
     base_url, timeout, deadline = args.base_url, args.timeout, args.deadline
     scheme, host, port = address(base_url)
@@ -285,17 +404,25 @@ def endpoint_hint(exc: BackendError, facts: Facts, args: Any, route: str) -> str
         return f"{at} speaks https, not plain http: use https:// in --base-url"
     if exc.status_code == 404 and (route == "models" or facts.route_missing()):
         example = f"{scheme}://{at}/v1"
-        if urlsplit(base_url).path.rstrip("/").endswith("/chat/completions"):
+        path = urlsplit(base_url.strip()).path.rstrip("/")
+        if path.endswith("/chat/completions"):
             return (
                 f"--base-url ends in /chat/completions: end it at /v1 (e.g. {example}); "
-                "rig-nb adds /chat/completions itself"
+                "rig_nb adds /chat/completions itself"
+            )
+        if path in ("", "/v1"):
+            # The user gave the usual root already (a bare host:port gets /v1): no URL to offer.
+            return (
+                f"HTTP 404 from {at}: no {route} route under /v1, where OpenAI-compatible "
+                "servers serve it: check that this host and port are the API server's (one "
+                "that serves the API under another path names that path in its docs)"
             )
         return (
             f"HTTP 404 from {at}: no {route} route under that base URL; "
             f"it should end at /v1 (e.g. {example})"
         )
     if exc.status_code == 404:
-        return f"{message}; rig-nb models --base-url ... lists the model names the endpoint knows"
+        return f"{message}; {models_hint(args.prog)}"
     if exc.status_code in (401, 403):
         fix = (
             "check the key in" if args.api_key_env else "put the key in a variable and name it with"

@@ -8,13 +8,18 @@ At most 7 requests: the model list, the tool_choice matrix (tool_choice
 unset, "auto", "required": a llama.cpp server with SmolLM2 answers in text,
 calls a tool, and fails with HTTP 500), one short reasoning question, and,
 with `stream=True`, that question and the "auto" probe again streamed, to
-see whether the two paths agree. Every check keeps its trace. Evidence is
-short, redacted, and escaped wherever it is shown.
+see whether the two paths agree. An address with no model list whose first
+probe is answered "not here" (404, 405, 501, or a body that is not a chat
+completion) gets one check, `not_openai_compatible`, and nothing more is
+asked. A check whose every request failed says so (`error <status>`, `n/a`),
+never `same` or `no`. Every check keeps its trace. Evidence is redacted, then
+cut short, and escaped wherever it is shown.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,16 +34,19 @@ from .wire import Reply, chat_body
 if TYPE_CHECKING:
     import pandas as pd
 
+    from .backend import Models
     from .client import Client
 
 __all__ = [
     "CHECKS",
+    "NOT_OPENAI_COMPATIBLE",
     "TOOL_CHOICES",
     "Check",
     "EndpointReport",
     "describe_report",
     "endpoint_report",
     "guess_server",
+    "server_of_models",
     "tool_choice_matrix",
     "tool_choice_verdict",
 ]
@@ -57,6 +65,14 @@ CHECKS = (
     "stream_parity",
     "usage_reported",
     "reasoning_tokens_reported",
+)
+# The one check of an address that does not serve the API: no other check is made.
+NOT_OPENAI_COMPATIBLE = "not_openai_compatible"
+# Statuses that say "no such route or method here", not "this request failed".
+_NOT_HERE = frozenset({404, 405, 501})
+_FOREIGN_ADVICE = (
+    "this address does not serve an OpenAI-compatible API: check the base URL "
+    "(--base-url; it should end at /v1)"
 )
 QUESTION = "What is 17 * 23? Think it through briefly, then give the result in one sentence."
 QUESTION_MAX_TOKENS = 512
@@ -142,6 +158,17 @@ def guess_server(owned_by: str, reply: Reply | None) -> str:
     return "unknown"
 
 
+def server_of_models(models: Models) -> str:
+    """The server kind from a model list alone (`Client.server_kind`): its owners and headers."""
+    seen = Reply(headers=dict(models.headers))
+    for m in models.items:
+        owner = m.get("owned_by")
+        kind = guess_server(owner if isinstance(owner, str) else "", seen)
+        if kind != "unknown":
+            return kind
+    return guess_server("", seen)
+
+
 def tool_choice_verdict(client: Client, model: str, tool_choice: str | None) -> str:
     """One probe: "tool call", "text", "length", "error <status>", or "error"."""
     return _verdict(client.probe_trace(model, tool_choice=tool_choice))
@@ -165,35 +192,63 @@ def _verdict(trace: Trace) -> str:
     return f"error {trace.outcome}"
 
 
-def _short(text: str) -> str:
+Redact = Callable[[str], str]
+
+
+def _cut(text: str, limit: int = _EVIDENCE_CHARS) -> str:
+    """`text` on one line, cut to `limit`; endpoint text goes through _short instead."""
     text = " ".join(text.split())
-    return text if len(text) <= _EVIDENCE_CHARS else text[: _EVIDENCE_CHARS - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _said(it: Iteration, raw: bool = False) -> str:
+def _short(text: str, redact: Redact, limit: int = _EVIDENCE_CHARS) -> str:
+    """Endpoint text redacted, then cut: a key cut first would no longer match."""
+    return _cut(redact(text), limit)
+
+
+def _said(it: Iteration, redact: Redact, raw: bool = False) -> str:
     """A short account of one reply: finish, calls, the answer (or with `raw`, the content)."""
     n = len(it.tool_calls)
     parts = [f"finish {it.finish_reason or '-'}", f"{n} tool call{'' if n == 1 else 's'}"]
     if it.ending:
         parts.append(f"ending {it.ending}")
     if it.text and not raw:
-        parts.append(f'answer "{_short(it.text)[:80]}"')
+        parts.append(f'answer "{_short(it.text, redact, 80)}"')
     elif it.raw_content.strip():
-        parts.append(f'content "{_short(it.raw_content)[:80]}"')
+        parts.append(f'content "{_short(it.raw_content, redact, 80)}"')
     if it.reasoning_shape != "none":
         parts.append(f"shape {it.reasoning_shape}")
     if it.reasoning_content:
-        parts.append(f'{it.reasoning_field} "{_short(it.reasoning_content)[:60]}"')
+        parts.append(f'{it.reasoning_field} "{_short(it.reasoning_content, redact, 60)}"')
     return "; ".join(parts)
 
 
-def _evidence(trace: Trace) -> str:
+def _evidence(trace: Trace, redact: Redact) -> str:
     if not trace.iterations:
         return ""
     it = trace.iterations[-1]
     if it.ending == "error":
-        return _short(trace.error)
-    return _short(_said(it))
+        return _short(trace.error, redact)
+    return _cut(_said(it, redact))
+
+
+def _failed(traces: list[Trace]) -> bool:
+    """True when no request of `traces` got a reply."""
+    return all(it.ending == "error" for t in traces for it in t.iterations)
+
+
+def _error_verdict(traces: list[Trace]) -> str:
+    """The verdict of a check whose every request failed: the first failure's `error <status>`."""
+    for t in traces:
+        if isinstance(t.exception, BackendError) and t.exception.status_code is not None:
+            return f"error {t.exception.status_code}"
+    return "error"
+
+
+def _not_here(error: BaseException | None) -> bool:
+    return isinstance(error, BackendError) and (
+        error.status_code in _NOT_HERE or error.kind == "reply"
+    )
 
 
 def _ask(client: Client, model: str, stream: bool) -> tuple[Trace, Reply | None]:
@@ -217,13 +272,13 @@ def _replies(traces: list[Trace]) -> list[Iteration]:
     return [it for t in traces for it in t.iterations if it.ending != "error"]
 
 
-def _reasoning_location(its: list[Iteration]) -> tuple[str, str]:
+def _reasoning_location(its: list[Iteration], redact: Redact) -> tuple[str, str]:
     for it in its:
         if it.reasoning_shape != "none":
-            return f"content:{it.reasoning_shape}", _said(it, raw=True)
+            return f"content:{it.reasoning_shape}", _said(it, redact, raw=True)
     for it in its:
         if it.reasoning_content:
-            return f"field:{it.reasoning_field}", _said(it)
+            return f"field:{it.reasoning_field}", _said(it, redact)
     return "none", "no reasoning seen in content or in a reasoning field"
 
 
@@ -231,8 +286,12 @@ def _parity(plain: tuple[Trace, Trace], probe: tuple[Trace, Trace] | None) -> tu
     """How the streamed replies differ from the unstreamed ones, structurally."""
     diffs: list[str] = []
     pairs = [("question", *plain)] + ([("auto probe", *probe)] if probe else [])
+    compared = 0
     for label, whole, streamed in pairs:
         a, b = whole.iterations[-1], streamed.iterations[-1]
+        if a.ending == "error" and b.ending == "error":
+            continue  # nothing to compare: both requests failed
+        compared += 1
         if (a.ending == "error") != (b.ending == "error"):
             which = "streamed" if b.ending == "error" else "not streamed"
             diffs.append(f"{label}: fails only when {which}")
@@ -253,87 +312,122 @@ def _parity(plain: tuple[Trace, Trace], probe: tuple[Trace, Trace] | None) -> tu
             diffs.append(f"{label}: tool calls only when {where}")
         if a.leaks != b.leaks:
             diffs.append(f"{label}: leaks {a.leaks} vs {b.leaks}")
+    if not compared:
+        traces = [t for pair in (plain, *((probe,) if probe else ())) for t in pair]
+        return _error_verdict(traces), "every request failed, streamed and not"
     if not diffs:
         return "same", "streamed and not streamed replies have the same structure"
     return "differs: " + "; ".join(diffs), ""
 
 
+def _answered(error: BaseException | None, redact: Redact) -> str:
+    if isinstance(error, BackendError) and error.status_code is not None:
+        return f"HTTP {error.status_code}"
+    if isinstance(error, BackendError):
+        return _short(error.message.removeprefix("ai backend: "), redact, 70)
+    return "no error"
+
+
+def _foreign(
+    client: Client, model: str, probe: Trace, models_error: RigError | None
+) -> EndpointReport:
+    """The report of an address that does not serve the API: one check, no more requests."""
+    listed = _answered(models_error, client.redact)
+    said = _answered(probe.exception, client.redact)
+    evidence = f"GET models: {listed}; POST chat/completions: {said}"
+    check = Check(NOT_OPENAI_COMPATIBLE, "yes", evidence, _FOREIGN_ADVICE, trace=probe)
+    return EndpointReport(model=model, server="unknown", checks=[check])
+
+
 def endpoint_report(client: Client, model: str, *, stream: bool = True) -> EndpointReport:
-    """Probe `model` on `client`'s endpoint with a bounded set of requests (at most 7)."""
+    """Probe `model` on `client`'s endpoint with a bounded set of requests (at most 7).
+
+    An address with no model list whose first probe is answered "not here" gets one
+    check, `not_openai_compatible`, after those two requests.
+    """
+    redact = client.redact
     owned_by = ""
+    models_error: RigError | None = None
     try:
         for m in client.list_models().items:
             if m.get("id") == model and isinstance(m.get("owned_by"), str):
                 owned_by = m["owned_by"]
-    except RigError:
-        pass
-    probes = {
-        key: client.probe_trace(model, tool_choice=choice) for key, choice in TOOL_CHOICES.items()
-    }
+    except RigError as exc:
+        models_error = exc
+    probes: dict[str, Trace] = {}
+    for key, choice in TOOL_CHOICES.items():
+        probes[key] = client.probe_trace(model, tool_choice=choice)
+        if len(probes) == 1 and _not_here(models_error) and _not_here(probes[key].exception):
+            return _foreign(client, model, probes[key], models_error)
     plain, reply = _ask(client, model, stream=False)
     streamed: tuple[Trace, Trace] | None = None
     if stream:
         streamed = (_ask(client, model, stream=True)[0], client.probe_trace(model, stream=True))
     server = guess_server(owned_by, reply)
     checks = [
-        Check(f"tool_choice_{key}", _verdict(t), _evidence(t), trace=t) for key, t in probes.items()
+        Check(f"tool_choice_{key}", _verdict(t), _evidence(t, redact), trace=t)
+        for key, t in probes.items()
     ]
     traces = [plain, *probes.values(), *(streamed or ())]
     its = _replies(traces)
-    location, where = _reasoning_location(_replies([plain, *probes.values()]))
-    checks.append(Check("reasoning_location", location, _short(where), trace=plain))
+    # A check that had no reply to judge says why, instead of "no" or "none".
+    unjudged = _error_verdict(traces) if not its else ""
+    asked = [plain, *probes.values()]
+    location, where = _reasoning_location(_replies(asked), redact)
+    if _failed(asked):
+        location, where = _error_verdict(asked), "no request got a reply"
+    checks.append(Check("reasoning_location", location, _cut(where), trace=plain))
     leaks = list(dict.fromkeys(name for it in its for name in it.leaks))
     leak_its = [it for it in its if it.leaks]
     checks.append(
         Check(
             "leak_dialects",
-            ",".join(leaks) or "no",
-            _short(_said(leak_its[0], raw=True)) if leak_its else "",
+            ",".join(leaks) or unjudged or "no",
+            _cut(_said(leak_its[0], redact, raw=True)) if leak_its else "",
             trace=plain,
         )
     )
     text_calls = [it for it in its if it.ending == "text_tool_calls"]
     # Harmony carries calls only as commentary messages: it counts when a turn ended in one.
     dialects = [d for it in text_calls for d in it.leaks if d in TOOL_CALL_DIALECTS | {"harmony"}]
-    verdict = ",".join(dict.fromkeys(dialects)) or ("yes" if text_calls else "no")
+    verdict = ",".join(dict.fromkeys(dialects)) or ("yes" if text_calls else unjudged or "no")
     text_trace = next((t for t in probes.values() if t.ending == "text_tool_calls"), None)
     checks.append(
         Check(
             "text_tool_calls",
             verdict,
-            _short(_said(text_calls[0])) if text_calls else "",
+            _cut(_said(text_calls[0], redact)) if text_calls else "",
             trace=text_trace or probes["auto"],
         )
     )
     if streamed is not None:
         parity, why = _parity((plain, streamed[0]), (probes["auto"], streamed[1]))
-        checks.append(Check("stream_parity", parity, _short(why), trace=streamed[0]))
+        checks.append(Check("stream_parity", parity, _cut(why), trace=streamed[0]))
     else:
         checks.append(Check("stream_parity", "not checked", "stream=False", trace=None))
     counted = [it for it in its if "prompt_tokens" in it.usage or "completion_tokens" in it.usage]
-    checks.append(
-        Check("usage_reported", "yes" if counted else "no", f"{len(counted)}/{len(its)} replies")
-    )
+    usage = ("yes" if counted else "no") if its else "n/a"
+    checks.append(Check("usage_reported", usage, f"{len(counted)}/{len(its)} replies"))
     reasoned = any(it.reasoning_content or it.reasoning_shape != "none" for it in its)
     with_tokens = [it for it in its if "reasoning_tokens" in it.usage]
     checks.append(
         Check(
             "reasoning_tokens_reported",
-            "yes" if with_tokens else "no",
+            ("yes" if with_tokens else "no") if its else "n/a",
             "reasoning seen in the replies" if reasoned else "no reasoning seen",
         )
     )
+    auto = _verdict(probes["auto"])
     for c in checks:
-        c.evidence = client.redact(c.evidence)
         silent = c.name == "reasoning_tokens_reported" and not reasoned
-        c.advice = (
-            "" if silent else advice(server if server != "unknown" else "", c.name, c.verdict)
-        )
+        kind = server if server != "unknown" else ""
+        c.advice = "" if silent else advice(kind, c.name, c.verdict, auto=auto)
     return EndpointReport(model=model, server=server, checks=checks)
 
 
 def describe_report(report: EndpointReport) -> str:
-    """The report as text: a header line, then one block per check."""
+    """The report as text: a header line, then one block per check (one block, headed
+    `not_openai_compatible`, for an address that does not serve the API)."""
     lines = [f"{report.model}: server {report.server}"]
     for c in report.checks:
         lines.append(f"  {c.name:<26} {c.verdict}")

@@ -15,7 +15,13 @@ KEY = "sk-test-0123456789abcdef"
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    """The environment without OPENAI_* and without COLUMNS and LINES (a shell's terminal
+    size must not cut a subprocess's tables), plus `extra`."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("OPENAI_") and k not in ("COLUMNS", "LINES")
+    }
     env.update(extra)
     return env
 
@@ -37,12 +43,23 @@ class Ran:
     stderr: str
 
 
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> Ran:
-    """`main(args)` in this process, with what it printed."""
+def cli(capsys: pytest.CaptureFixture[str], *args: str, columns: int = 10_000) -> Ran:
+    """`main(args)` in this process, with what it printed, on a terminal `columns` wide.
+
+    COLUMNS is set for the call: tables fit the terminal, and the one pytest runs in
+    must not decide what a test sees.
+    """
+    saved = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(columns)
     try:
         status = main(list(args))
     except SystemExit as exc:  # argparse: --help, usage errors
         status = int(exc.code or 0)
+    finally:
+        if saved is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = saved
     out, err = capsys.readouterr()
     return Ran(status, out, err)
 

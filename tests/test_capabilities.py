@@ -10,7 +10,7 @@ from rig_nb import Client
 from rig_nb.capabilities import CHECKS, describe_report, endpoint_report, guess_server
 from rig_nb.testing import (
     RecordedRequest,
-    Reply,
+    Response,
     ScriptedServer,
     chat_reply,
     tool_call,
@@ -45,9 +45,11 @@ class FakeServer:
         self.extra_top = extra_top or {}
         self.usage = usage
 
-    def __call__(self, request: RecordedRequest) -> Reply | dict[str, Any]:
+    def __call__(self, request: RecordedRequest) -> Response | dict[str, Any]:
         if request.method == "GET":
-            return Reply({"data": [{"id": "m", "owned_by": self.owned_by}]}, headers=self.headers)
+            return Response(
+                {"data": [{"id": "m", "owned_by": self.owned_by}]}, headers=self.headers
+            )
         body = request.json
         usage = self.usage or {"prompt_tokens": 10, "completion_tokens": 5}
         if body.get("tools"):
@@ -69,7 +71,7 @@ class FakeServer:
             out = streamed(reply)
             out.headers = {**out.headers, **self.headers}
             return out
-        return Reply(reply, headers=self.headers)
+        return Response(reply, headers=self.headers)
 
 
 def report_of(fake: FakeServer, **kw: Any) -> tuple[Any, list[RecordedRequest]]:
@@ -166,7 +168,7 @@ def test_reasoning_in_a_field_is_named() -> None:
 
 def test_tool_calls_as_text_name_the_dialect_and_the_fix() -> None:
     class TextCalls(FakeServer):
-        def __call__(self, request: RecordedRequest) -> Reply | dict[str, Any]:
+        def __call__(self, request: RecordedRequest) -> Response | dict[str, Any]:
             if request.method == "POST" and request.json.get("tools"):
                 text = '<tool_call>\n{"name": "ping", "arguments": {"message": "hi"}}\n</tool_call>'
                 return chat_reply(text)
@@ -200,10 +202,10 @@ def test_a_stream_that_differs_from_the_whole_reply_is_named() -> None:
 
 def test_http_errors_are_verdicts_and_evidence_holds_no_secret() -> None:
     class Strict(FakeServer):
-        def __call__(self, request: RecordedRequest) -> Reply | dict[str, Any]:
+        def __call__(self, request: RecordedRequest) -> Response | dict[str, Any]:
             if request.method == "POST" and request.json.get("tool_choice") == "required":
                 message = f"tool_choice required is not supported (key {KEY})"
-                return Reply({"error": {"message": message}}, status=400)
+                return Response({"error": {"message": message}}, status=400)
             return super().__call__(request)
 
     report, _ = report_of(Strict())
@@ -212,6 +214,88 @@ def test_http_errors_are_verdicts_and_evidence_holds_no_secret() -> None:
     assert "not supported" in check.evidence and KEY not in check.evidence
     assert 'rejects tool_choice "required"' in check.advice
     assert KEY not in describe_report(report) and KEY not in str(report.to_dict())
+
+
+def _answering(get: Response, post: Response) -> Any:
+    def handle(request: RecordedRequest) -> Response:
+        return get if request.method == "GET" else post
+
+    return handle
+
+
+NOT_FOUND = Response(b"<html><body>404 Not Found</body></html>", 404, {"content-type": "text/html"})
+
+
+@pytest.mark.parametrize(
+    ("post", "seen"),
+    [
+        pytest.param(Response(b"Unsupported method", 501), "HTTP 501", id="501"),
+        pytest.param(Response(b"Method Not Allowed", 405), "HTTP 405", id="405"),
+        pytest.param(NOT_FOUND, "HTTP 404", id="404"),
+    ],
+)
+def test_an_address_that_does_not_serve_the_api_gets_one_check(post: Response, seen: str) -> None:
+    with ScriptedServer([_answering(NOT_FOUND, post)] * 20) as server:
+        with Client(server.base_url, KEY) as client:
+            report = endpoint_report(client, "m")
+        requests = len(server.requests)
+    assert requests == 2  # the model list and the first probe: nothing else is asked
+    [check] = report.checks
+    assert (check.name, check.verdict) == ("not_openai_compatible", "yes")
+    assert check.evidence == f"GET models: HTTP 404; POST chat/completions: {seen}"
+    assert "does not serve an OpenAI-compatible API" in check.advice
+    assert report.server == "unknown"
+    assert describe_report(report).splitlines()[1].split() == ["not_openai_compatible", "yes"]
+
+
+@pytest.mark.parametrize(
+    ("get", "post"),
+    [
+        pytest.param(
+            Response({"data": [{"id": "m", "owned_by": "vllm"}]}), Response(b"no", 501), id="listed"
+        ),
+        pytest.param(
+            Response({"error": {"message": "no key"}}, 401),
+            Response({"error": {"message": "no key"}}, 401),
+            id="auth",
+        ),
+        pytest.param(NOT_FOUND, Response({"error": {"message": "busy"}}, 503), id="busy"),
+    ],
+)
+def test_failed_requests_never_read_as_findings(get: Response, post: Response) -> None:
+    with ScriptedServer([_answering(get, post)] * 20) as server:
+        with Client(server.base_url, KEY, max_retries=0) as client:
+            report = endpoint_report(client, "m")
+        requests = len(server.requests)
+    assert [c.name for c in report.checks] == list(CHECKS)
+    assert requests <= 12
+    status = post.status
+    verdicts = {c.name: c.verdict for c in report.checks}
+    assert verdicts == {
+        "tool_choice_unset": f"error {status}",
+        "tool_choice_auto": f"error {status}",
+        "tool_choice_required": f"error {status}",
+        "reasoning_location": f"error {status}",
+        "leak_dialects": f"error {status}",
+        "text_tool_calls": f"error {status}",
+        "stream_parity": f"error {status}",
+        "usage_reported": "n/a",
+        "reasoning_tokens_reported": "n/a",
+    }
+    assert [c.advice for c in report.checks] == [""] * len(CHECKS)
+
+
+def test_advice_relies_on_tool_choice_auto_only_when_it_calls_tools() -> None:
+    from rig_nb._advice import advice
+
+    assert "keep tool_choice" in advice("", "tool_choice_unset", "text", auto="tool call")
+    assert 'send "auto"' in advice("", "tool_choice_required", "error 400", auto="tool call")
+    for auto in ("text", "error 500", "length"):
+        assert advice("", "tool_choice_unset", "text", auto=auto) == ""
+        assert advice("", "tool_choice_required", "error 400", auto=auto) == ""
+    for check in ("leak_dialects", "text_tool_calls", "stream_parity", "usage_reported"):
+        assert advice("vllm", check, "error 501", auto="error 501") == ""
+        assert advice("vllm", check, "n/a", auto="error 501") == ""
 
 
 def test_an_unreachable_endpoint_is_a_report_not_an_exception() -> None:
@@ -313,6 +397,10 @@ def test_every_demo_persona_gets_the_report_it_reproduces(demo_client: Client, m
     if model in FIXES:
         name, fix = FIXES[model]
         assert fix in report.check(name).advice
+    # Keeping tool_choice "auto" is advice only where "auto" gets a tool call.
+    assert ("keep tool_choice" in report.check("tool_choice_unset").advice) == (
+        unset == "text" and auto == "tool call"
+    )
     if location == "none" and leaks == "no":
         assert report.check("reasoning_location").advice == ""
 

@@ -21,7 +21,7 @@ from cli_helpers import KEY, Ran, assert_one_line_error, clean_env, cli, rig  # 
 from loopback import free_port
 
 from rig_nb.__main__ import build_parser
-from rig_nb._text import plural
+from rig_nb._text import install_hint, plural
 from rig_nb.demo import DemoServer
 
 # --- start-up, help, usage errors ---------------------------------------------------------
@@ -42,6 +42,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_help_and_usage_errors_do_not_import_the_sdk() -> None:
     argvs = [
         ["--help"],
@@ -63,8 +64,12 @@ def test_help_and_usage_errors_do_not_import_the_sdk() -> None:
     assert proc.stdout.endswith("ok\n")
 
 
-def _subparsers() -> dict[str, argparse.ArgumentParser]:
-    parser = build_parser()
+# How in-process tests are named: pytest, not the rig-nb console script, started them.
+PROG = "python -m rig_nb"
+
+
+def _subparsers(prog: str = PROG) -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser(prog)
     action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return dict(action.choices)
 
@@ -89,22 +94,74 @@ def test_help_documents_every_option_and_its_default(command: str) -> None:
         shown = "none" if action.default in ("", {}) else str(action.default)
         assert f"(default: {shown})" in text, action.option_strings
     if any("--model" in a.option_strings for a in sub._actions) or command == "models":
-        assert "/v1/models" in text and "rig-nb models" in text
+        assert "/v1/models" in text and f"{PROG} models" in text
 
 
 @pytest.mark.parametrize("command", COMMAND_NAMES)
 def test_every_subcommand_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     ran = cli(capsys, command, "--help")
     assert ran.returncode == 0
-    assert ran.stdout.startswith(f"usage: rig-nb {command}")
+    assert ran.stdout.startswith(f"usage: {PROG} {command}")
 
 
+@pytest.mark.slow
 def test_console_script_and_no_command() -> None:
     script = Path(sys.executable).with_name("rig-nb")
     proc = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.startswith("rig_nb ")
     proc = rig()
-    assert proc.returncode == 2 and "usage: rig-nb" in proc.stderr
+    assert proc.returncode == 2 and "usage: python -m rig_nb" in proc.stderr
+
+
+@pytest.mark.slow
+def test_help_and_hints_name_the_command_as_it_was_started(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = Path(sys.executable).with_name("rig-nb")
+    for argv, prog in (([str(script)], "rig-nb"), ([sys.executable, "-m", "rig_nb"], PROG)):
+        proc = subprocess.run(
+            [*argv, "probe", "--help"], capture_output=True, text=True, timeout=60, env=clean_env()
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith(f"usage: {prog} probe ")
+        text = " ".join(proc.stdout.split())
+        assert f"({prog} models --base-url URL lists them)" in text
+        assert ("rig-nb models" in text) == (prog == "rig-nb")
+    monkeypatch.setattr(sys, "argv", ["/somewhere/bin/rig-nb"])
+    ran = cli(capsys, "probe", "--model", "m")
+    assert_one_line_error(ran, 2, "--base-url", "(see rig-nb probe --help)")
+    monkeypatch.setattr(sys, "argv", ["/somewhere/rig_nb/__main__.py"])
+    ran = cli(capsys, "probe", "--model", "m")
+    assert_one_line_error(ran, 2, "--base-url", "(see python -m rig_nb probe --help)")
+
+
+def test_install_hints_fit_a_source_checkout(tmp_path: Path) -> None:
+    checkout = tmp_path / "clone"
+    (checkout / "rig_nb").mkdir(parents=True)
+    (checkout / "pyproject.toml").write_text("[project]\nname = 'rig_nb'\n")
+    package = checkout / "rig_nb"
+    assert install_hint("notebook", package, checkout) == "pip install -e '.[notebook]'"
+    assert install_hint("notebook", package, tmp_path) == f"pip install -e '{checkout}[notebook]'"
+    installed = tmp_path / "site-packages" / "rig_nb"
+    installed.mkdir(parents=True)
+    assert install_hint("notebook", installed, tmp_path) == "pip install 'rig_nb[notebook]'"
+
+
+@pytest.mark.slow
+def test_compare_without_pandas_names_the_install_for_this_checkout(tmp_path: Path) -> None:
+    toml = tmp_path / "endpoints.toml"
+    toml.write_text("[[endpoint]]\nname='a'\nbase_url='http://127.0.0.1:1/v1'\nmodel='m'\n")
+    code = (
+        "import sys; sys.modules['pandas'] = None\n"
+        "from rig_nb.__main__ import main\n"
+        f"sys.exit(main(['compare', {str(toml)!r}]))\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+        env=clean_env(), cwd=root,
+    )  # fmt: skip
+    assert_one_line_error(proc, 1, "compare needs pandas: pip install -e '.[notebook]'")
 
 
 PROBE = ("probe", "--base-url", "http://127.0.0.1:1/v1", "--model", "m")
@@ -143,6 +200,7 @@ def test_usage_errors(
     assert not re.search(r"ValueError|OverflowError", ran.stderr)
 
 
+@pytest.mark.slow
 def test_a_key_is_never_read_from_argv(demo: DemoServer) -> None:
     args = ("probe", "--base-url", demo.base_url, "--model", "well-behaved")
     argv_key = rig(*args, "--api-key", KEY)
@@ -154,6 +212,7 @@ def test_a_key_is_never_read_from_argv(demo: DemoServer) -> None:
         assert KEY not in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_probe_sends_the_key_from_the_named_variable_only() -> None:
     with DemoServer() as server:
         args = ("probe", "--base-url", server.base_url, "--model", "well-behaved")
@@ -184,6 +243,7 @@ def start(*args: str, background: bool = False) -> subprocess.Popen[str]:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_background_start_ignores_sigint_on_entry() -> None:
     code = "import signal; print(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)"
     proc = start("-c", code, background=True)
@@ -203,6 +263,7 @@ def read_start(proc: subprocess.Popen[str]) -> tuple[str, str]:
     return match.group(1), lines[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("background", [False, True], ids=["foreground", "background"])
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_serve_demo_stops_on_a_signal(background: bool, sig: signal.Signals) -> None:
@@ -221,6 +282,7 @@ def test_serve_demo_stops_on_a_signal(background: bool, sig: signal.Signals) -> 
         proc.communicate()
 
 
+@pytest.mark.slow
 def test_serve_demo_port() -> None:
     port = free_port()
     proc = start("-m", "rig_nb", "serve-demo", "--port", str(port))

@@ -19,10 +19,12 @@ import pytest
 from cli_helpers import KEY, assert_one_line_error, clean_env, cli
 from loopback import free_port
 
+from rig_nb._commands import read_endpoints
 from rig_nb.capabilities import CHECKS
 from rig_nb.compare import COLUMNS, DEFAULT_SCENARIOS
 from rig_nb.demo import DemoServer
 from rig_nb.report import load_traces
+from rig_nb.testing import RecordedRequest, Response, ScriptedServer
 
 
 def endpoints_toml(tmp_path: Path, *tables: tuple[str, str, str]) -> str:
@@ -107,6 +109,129 @@ def test_compare_names_what_to_change_for_a_dead_endpoint(
     ]
 
 
+@pytest.mark.parametrize(
+    ("option", "make", "parts"),
+    [
+        pytest.param("--html", "dir", ["--html: ", "is a directory"], id="html-dir"),
+        pytest.param("--traces", "dir", ["--traces: ", "is a directory"], id="traces-dir"),
+        pytest.param(
+            "--traces", "no-parent", ["--traces: ", "does not exist"], id="traces-no-parent"
+        ),
+        pytest.param("--csv", "dir", ["--csv: ", "is a directory"], id="csv-dir"),
+    ],
+)
+def test_compare_checks_output_paths_before_any_request(
+    capsys: pytest.CaptureFixture[str],
+    server: ScriptedServer,
+    tmp_path: Path,
+    option: str,
+    make: str,
+    parts: list[str],
+) -> None:
+    target = tmp_path / "out"
+    if make == "dir":
+        target.mkdir()
+    else:
+        target = tmp_path / "missing" / "out"
+    toml = endpoints_toml(tmp_path, ("scripted", server.base_url, "m"))
+    ran = cli(capsys, "compare", toml, option, str(target))
+    assert_one_line_error(ran, 2, *parts)
+    assert ran.stdout == "" and server.requests == []
+
+
+def test_compare_two_outputs_may_not_share_a_file(
+    capsys: pytest.CaptureFixture[str], server: ScriptedServer, tmp_path: Path
+) -> None:
+    toml = endpoints_toml(tmp_path, ("scripted", server.base_url, "m"))
+    same = str(tmp_path / "out")
+    ran = cli(capsys, "compare", toml, "--html", same, "--traces", same)
+    assert_one_line_error(ran, 2, "--traces: ", "also the --html file")
+    assert server.requests == []
+
+
+def test_compare_prints_its_results_before_it_writes_and_writes_every_file(
+    capsys: pytest.CaptureFixture[str], demo: DemoServer, tmp_path: Path
+) -> None:
+    html, traces = tmp_path / "report.html", tmp_path / "traces.jsonl"
+
+    def forward(request: RecordedRequest) -> Response:
+        # Once the compare has started, the --html path becomes a directory: its write fails.
+        html.mkdir(exist_ok=True)
+        reply = httpx.request(
+            request.method,
+            demo.origin + request.path,
+            content=request.body,
+            headers={"content-type": "application/json"},
+            timeout=30,
+        )
+        return Response(reply.content, reply.status_code, {"content-type": "application/json"})
+
+    with ScriptedServer([forward] * 100) as proxy:
+        toml = endpoints_toml(tmp_path, ("clean", proxy.base_url, "well-behaved"))
+        ran = cli(capsys, "compare", toml, "--html", str(html), "--traces", str(traces))
+    assert ran.returncode == 1
+    assert ran.stdout.startswith("summary: ")
+    assert re.search(r"^clean\s+well-behaved\s+probe\s+0\s+ok\s", ran.stdout, re.M)
+    lines = ran.stderr.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(f"rig-nb: --html: {html}: ")
+    assert lines[1] == f"wrote {len(DEFAULT_SCENARIOS)} traces to {traces}"
+    assert len(load_traces(traces)) == len(DEFAULT_SCENARIOS)
+
+
+def test_compare_after_an_all_ok_run_writes_both_files(
+    capsys: pytest.CaptureFixture[str], demo: DemoServer, tmp_path: Path
+) -> None:
+    html, traces = tmp_path / "report.html", tmp_path / "traces.jsonl"
+    toml = endpoints_toml(tmp_path, ("clean", demo.base_url, "well-behaved"))
+    ran = cli(capsys, "compare", toml, "--html", str(html), "--traces", str(traces))
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith("summary: ")
+    assert ran.stderr.splitlines() == [
+        f"wrote the report to {html}",
+        f"wrote {len(DEFAULT_SCENARIOS)} traces to {traces}",
+    ]
+    assert "well-behaved" in html.read_text() and len(load_traces(traces)) == 5
+
+
+def test_compare_a_misspelled_model_gets_the_models_hint_once(
+    capsys: pytest.CaptureFixture[str], demo: DemoServer, tmp_path: Path
+) -> None:
+    toml = endpoints_toml(
+        tmp_path,
+        ("clean", demo.base_url, "well-behaved"),
+        ("typo", demo.base_url, "well-behavd"),
+    )
+    ran = cli(capsys, "compare", toml, columns=100)
+    assert ran.returncode == 1
+    hints = [line for line in ran.stderr.splitlines() if "lists the model names" in line]
+    assert len(hints) == 1
+    assert hints[0].startswith("rig-nb: endpoint 'typo': ai backend: HTTP 404")
+    assert "'well-behavd'" in hints[0]
+    assert hints[0].endswith(
+        "; python -m rig_nb models --base-url ... lists the model names the endpoint knows"
+    )
+    # The row table fits the terminal: the error column is cut first.
+    rows = ran.stdout.split("\n\n")[1].splitlines()
+    assert rows[0].startswith("end") and max(map(len, rows)) <= 100
+    assert all(line.endswith("...") for line in rows if line.startswith("typo "))
+    wide = cli(capsys, "compare", toml)
+    assert max(map(len, wide.stdout.split("\n\n")[1].splitlines())) > 100
+
+
+def test_the_example_endpoints_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    example = Path(__file__).resolve().parents[1] / "examples" / "endpoints.toml"
+    endpoints = read_endpoints(str(example))
+    assert len(endpoints) >= 4
+    for endpoint in endpoints:
+        assert endpoint.name and endpoint.base_url and endpoint.model
+        assert endpoint.base_url.rstrip("/").endswith("/v1")
+    text = example.read_text()
+    for server in ("vLLM", "Ollama", "llama.cpp", "serve-demo"):
+        assert server in text
+    assert text.isascii()
+
+
+@pytest.mark.slow
 def test_compare_progress_on_a_terminal(demo: DemoServer, tmp_path: Path) -> None:
     import pty
 
@@ -167,6 +292,11 @@ def test_compare_progress_on_a_terminal(demo: DemoServer, tmp_path: Path) -> Non
             "[[endpoint]]\nname='a'\nbase_url='ftp://x'\nmodel='m'\n", ["base_url"], id="bad-url"
         ),
         pytest.param(
+            "[[endpoint]]\nname='a'\nbase_url='localhost:8000/v1'\nmodel='m'\n",
+            ["endpoint 1: base_url: add a scheme: http://localhost:8000/v1"],
+            id="no-scheme",
+        ),
+        pytest.param(
             "[[endpoint]]\nname='a'\nbase_url='http://h/v1'\nmodel='m'\n"
             "[[endpoint]]\nname='a'\nbase_url='http://h/v1'\nmodel='n'\n",
             ["duplicate name 'a'"],
@@ -195,6 +325,9 @@ def test_doctor(capsys: pytest.CaptureFixture[str], demo: DemoServer) -> None:
     assert ran.stdout.startswith("hermes-text-tools: server ")
     assert re.search(r"^  text_tool_calls\s+tool-call-tag$", ran.stdout, re.M)
     assert "fix: " in ran.stdout
+    # "auto" gets no tool call either: no advice to rely on it.
+    assert re.search(r"^  tool_choice_auto\s+text$", ran.stdout, re.M)
+    assert "keep tool_choice" not in ran.stdout
     report = json.loads(cli(capsys, *args, "--json", "--no-stream").stdout)
     assert report["model"] == "hermes-text-tools"
     checks = {c["name"]: c["verdict"] for c in report["checks"]}

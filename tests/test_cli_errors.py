@@ -12,7 +12,7 @@ from cli_helpers import KEY, assert_one_line_error, cli
 from loopback import TLSServer, free_port
 
 from rig_nb.demo import DemoServer
-from rig_nb.testing import Reply, ScriptedServer, chat_reply
+from rig_nb.testing import Response, ScriptedServer, chat_reply
 
 ENDPOINT_COMMANDS = {
     "probe": ["probe", "--model", "m"],
@@ -74,7 +74,7 @@ NGINX_400 = (
 def test_a_proxy_that_says_plain_http_was_sent_to_https(
     capsys: pytest.CaptureFixture[str], server: ScriptedServer
 ) -> None:
-    server.push(Reply(NGINX_400, status=400, headers={"content-type": "text/html"}))
+    server.push(Response(NGINX_400, status=400, headers={"content-type": "text/html"}))
     ran = cli(capsys, *ENDPOINT_COMMANDS["probe"], "--base-url", server.base_url)
     assert_one_line_error(ran, 1, f"127.0.0.1:{server.port} speaks https", "use https://")
 
@@ -107,7 +107,7 @@ def test_an_unknown_model_is_not_a_base_url_mistake(
     capsys: pytest.CaptureFixture[str], demo: DemoServer
 ) -> None:
     ran = cli(capsys, "probe", "--base-url", demo.base_url, "--model", "gpt-nope")
-    assert_one_line_error(ran, 1, "HTTP 404", "'gpt-nope' not found", "rig-nb models")
+    assert_one_line_error(ran, 1, "HTTP 404", "'gpt-nope' not found", "python -m rig_nb models")
     assert "/v1" not in ran.stderr.replace("/v1/models", "")
 
 
@@ -141,7 +141,7 @@ def test_a_hint_names_the_host_and_port_never_the_path_or_key(
 def test_a_slow_server(
     capsys: pytest.CaptureFixture[str], server: ScriptedServer, argv: list[str], parts: list[str]
 ) -> None:
-    server.push(*[Reply(chat_reply("late"), delay=5)] * 3)
+    server.push(*[Response(chat_reply("late"), delay=5)] * 3)
     ran = cli(capsys, argv[0], "--base-url", server.base_url, "--model", "m", *argv[1:])
     assert_one_line_error(ran, 1, *parts)
 
@@ -150,8 +150,8 @@ def test_a_rejected_key(
     capsys: pytest.CaptureFixture[str], server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("RIG_TEST_KEY", KEY)
-    server.push(Reply({"error": {"message": f"invalid api key {KEY}"}}, status=401))
-    server.push(Reply({"error": {"message": "a key is required"}}, status=401))
+    server.push(Response({"error": {"message": f"invalid api key {KEY}"}}, status=401))
+    server.push(Response({"error": {"message": "a key is required"}}, status=401))
     args = ("probe", "--base-url", server.base_url, "--model", "m")
     ran = cli(capsys, *args, "--api-key-env", "RIG_TEST_KEY")
     assert_one_line_error(ran, 1, "HTTP 401", "check the key in --api-key-env")
@@ -163,4 +163,25 @@ def test_a_rejected_key(
     "url", ["ftp://example.com", "http://user:pw@127.0.0.1:1/v1", "http://127.0.0.1:99999/v1"]
 )
 def test_a_base_url_the_client_refuses(capsys: pytest.CaptureFixture[str], url: str) -> None:
-    assert_one_line_error(cli(capsys, "probe", "--base-url", url, "--model", "m"), 2, "--base-url")
+    ran = cli(capsys, "probe", "--base-url", url, "--model", "m")
+    assert_one_line_error(ran, 2, "--base-url")
+    assert "add a scheme" not in ran.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "fixed"),
+    [
+        pytest.param("localhost:8000/v1", "http://localhost:8000/v1", id="localhost"),
+        pytest.param("127.0.0.1:8080", "http://127.0.0.1:8080", id="bare-address"),
+        pytest.param("gpu-box:8000/", "http://gpu-box:8000", id="host-slash"),
+        pytest.param("example.com:8000/t0k3n-secret/v1", "http://example.com:8000/...", id="path"),
+    ],
+)
+def test_a_base_url_without_a_scheme_gets_http(
+    capsys: pytest.CaptureFixture[str], url: str, fixed: str
+) -> None:
+    for command, *rest in ENDPOINT_COMMANDS.values():
+        ran = cli(capsys, command, "--base-url", url, *rest)
+        assert_one_line_error(ran, 2)
+        assert ran.stderr == f"rig-nb: --base-url: add a scheme: {fixed}\n"
+        assert "t0k3n" not in ran.stderr

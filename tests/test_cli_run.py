@@ -115,6 +115,29 @@ def test_demo_row(
     assert (row["shapes"], row["leaks"]) == (shapes, leaks)
 
 
+def table_lines(out: str) -> list[str]:
+    """The demo's table, its header line first."""
+    lines = out.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("persona "))
+    end = next(
+        n
+        for n, line in enumerate(lines)
+        if n > start and (not line.strip() or line.startswith("shapes: "))
+    )
+    return lines[start:end]
+
+
+def test_demo_fits_the_terminal(capsys: pytest.CaptureFixture[str], demo_out: str) -> None:
+    assert max(map(len, table_lines(demo_out))) > 150  # a pipe gets every cell whole
+    ran = cli(capsys, "demo", columns=100)
+    assert ran.returncode == 0, ran.stderr
+    before_trace = ran.stdout.split("Per-iteration trace")[0]
+    assert max(map(len, before_trace.splitlines())) <= 100
+    table = table_lines(ran.stdout)
+    assert len(table) == len(table_lines(demo_out))
+    assert table[0].startswith("persona  probe") and "..." in "".join(table)
+
+
 def test_demo_explains_its_columns_and_shows_a_leaky_trace(demo_out: str) -> None:
     spinner = demo_table(demo_out)["tool-spinner"]
     assert (spinner["iterations"], spinner["tool calls"]) == ("8", "8")
@@ -124,19 +147,26 @@ def test_demo_explains_its_columns_and_shows_a_leaky_trace(demo_out: str) -> Non
     assert "outcome ok, ending answer, 3 iterations, 3 tool calls" in demo_out
     assert "    raw: Okay, the user asks" in demo_out
     assert "    stripped: Here is what I found. Lisbon: 21 C" in demo_out
+    # Named as the user started it: the fixture ran `python -m rig_nb demo`.
+    assert "Your endpoint: python -m rig_nb models --base-url URL" in demo_out
 
 
+@pytest.mark.slow
 def test_demo_streamed_gives_the_same_table(demo_out: str) -> None:
-    proc = rig("demo", "--stream")
+    # A terminal wider than the table: nothing is cut, so the cells equal the piped ones.
+    proc = rig("demo", "--stream", COLUMNS="300")
     assert proc.returncode == 0, proc.stderr
     assert "; streamed, each persona" in proc.stdout
+    assert 150 < max(map(len, table_lines(proc.stdout))) <= 300
     columns = ("probe", "outcome", "ending", "shapes", "leaks", "iterations", "tool calls")
+    columns += ("answer",)
     streamed, plain = demo_table(proc.stdout), demo_table(demo_out)
     assert {p: [r[c] for c in columns] for p, r in streamed.items()} == {
         p: [r[c] for c in columns] for p, r in plain.items()
     }
 
 
+@pytest.mark.slow
 def test_demo_without_pandas() -> None:
     code = (
         "import sys; sys.modules['pandas'] = None\n"
@@ -237,11 +267,70 @@ def test_run_extra_body_reaches_every_request(
 def test_run_recovers_text_tool_calls(capsys: pytest.CaptureFixture[str], demo: DemoServer) -> None:
     args = ("run", "--base-url", demo.base_url, "--model", "hermes-text-tools", "--demo-tools")
     off = cli(capsys, *args, "--prompt", DEMO_PROMPT)
-    assert off.returncode == 0 and "ending text_tool_calls, 1 iteration, 0 tool calls" in off.stdout
+    assert off.returncode == 1
+    assert "ending text_tool_calls, 1 iteration, 0 tool calls" in off.stdout
     on = cli(capsys, *args, "--prompt", DEMO_PROMPT, "--recover-text-tool-calls", "--json")
     assert on.returncode == 0, on.stderr
     trace = Trace.from_json(on.stdout)
     assert trace.tool_calls and {c.source for c in trace.tool_calls} == {"text"}
+
+
+@pytest.mark.parametrize(
+    ("model", "outcome", "meaning"),
+    [
+        pytest.param(
+            "hermes-text-tools",
+            "text_tool_calls",
+            "wrote its tool calls as text; --recover-text-tool-calls runs such calls, and "
+            "python -m rig_nb doctor names the server-side fix",
+            id="text-tool-calls",
+        ),
+        pytest.param(
+            "ollama-reasoning",
+            "reasoning_only",
+            "the reply held reasoning but no answer",
+            id="reasoning-only",
+        ),
+    ],
+)
+def test_run_exits_1_unless_it_ended_in_an_answer(
+    capsys: pytest.CaptureFixture[str],
+    demo: DemoServer,
+    demo_out: str,
+    model: str,
+    outcome: str,
+    meaning: str,
+) -> None:
+    args = ("run", "--base-url", demo.base_url, "--model", model, "--demo-tools")
+    ran = cli(capsys, *args, "--prompt", DEMO_PROMPT, "--max-tokens", "512")
+    assert_one_line_error(ran, 1, f"rig-nb: outcome {outcome}: ", meaning)
+    assert f": outcome {outcome}, ending {outcome}, " in ran.stdout.splitlines()[0]
+    # The demo table shows the same one outcome for the same run.
+    assert demo_table(demo_out)[model]["outcome"] == outcome
+    as_json = cli(capsys, *args, "--prompt", DEMO_PROMPT, "--json")
+    assert as_json.returncode == 1
+    assert Trace.from_json(as_json.stdout).outcome == outcome
+
+
+def test_probe_names_a_tool_call_written_as_text(
+    capsys: pytest.CaptureFixture[str], demo: DemoServer
+) -> None:
+    ran = cli(capsys, "probe", "--base-url", demo.base_url, "--model", "hermes-text-tools")
+    assert ran.returncode == 1 and ran.stderr == ""
+    verdict, hint = ran.stdout.splitlines()
+    assert verdict == (
+        "tool calling: no (NoToolCallingError: the reply wrote a tool call as text "
+        "(tool-call-tag), not as a tool_calls entry)"
+    )
+    assert "python -m rig_nb doctor" in hint and "run --recover-text-tool-calls" in hint
+    assert "the reply had none" not in ran.stdout
+    plain = cli(capsys, "probe", "--base-url", demo.base_url, "--model", "well-behaved")
+    assert plain.returncode == 0
+    prose = cli(
+        capsys, "probe", "--base-url", demo.base_url, "--model", "tool-spinner",
+        "--tool-choice", "unset",
+    )  # fmt: skip
+    assert prose.stdout.strip().endswith("the reply had none)")
 
 
 def test_run_json_is_a_trace(capsys: pytest.CaptureFixture[str], demo: DemoServer) -> None:
