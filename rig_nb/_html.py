@@ -90,10 +90,29 @@ def pre(text: str, style: str = PRE_STYLE) -> str:
     return f'<pre style="{style}">{esc(text[:n])}</pre>{_more(text, n)}'
 
 
-# A </think> ending a stretch that holds no <think>: the second closing tag is bare.
-# Possessive and searched from its literal first tag: one C-level pass over a reply
-# of thousands of blocks, no backtracking.
-_BARE_STRETCH = re.compile(r"</think>[^<]*+(?:<(?!/?think>)[^<]*+)*+</think>")
+# Two closing tags with no `<` between them: the second one is bare. Only a
+# single-character repeat before a literal, so the search is linear without
+# possessive quantifiers (Python 3.10 has none).
+_BARE_STRETCH = re.compile(r"</think>[^<]*</think>")
+
+
+def _next_bare_close(s: str, first: int, stop: int) -> int:
+    """Where the first bare </think> after the one at `first` starts (-1: none up to `stop`).
+
+    `stop` is where a </think> ends. Where every `<` in s[first:stop] starts a think
+    tag, a stretch between two closing tags holds no <think> exactly when it holds no
+    `<`, and one search finds it; other markup takes one split at the closing tags.
+    Both run in C over a reply of thousands of blocks.
+    """
+    if s.count("<", first, stop) == s.count(_OPEN, first, stop) + s.count(_CLOSE, first, stop):
+        bare = _BARE_STRETCH.search(s, first, stop)
+        return bare.end() - len(_CLOSE) if bare is not None else -1
+    between = s[first + len(_CLOSE) : stop].split(_CLOSE)[:-1]  # between each two closing tags
+    opened = [_OPEN in part for part in between]
+    if all(opened):
+        return -1
+    i = opened.index(False)
+    return first + sum(map(len, between[: i + 1])) + len(_CLOSE) * (i + 1)
 
 
 def _last_bare_close(s: str, last: int, limit: int | None = None) -> int:
@@ -103,7 +122,7 @@ def _last_bare_close(s: str, last: int, limit: int | None = None) -> int:
     before it. The closing tags nearest the end are looked at one by one (a bare one is
     usually there); past a few dozen, one split of the text answers for all the rest.
     With `limit`, only s[:limit] is shown: a bare </think> that ends past it makes all
-    of it reasoning, so any such one is returned, found by one search over the rest,
+    of it reasoning, so any such one is returned (`_next_bare_close` over the rest),
     and the split covers the shown text only.
     """
     end = last
@@ -121,9 +140,9 @@ def _last_bare_close(s: str, last: int, limit: int | None = None) -> int:
         first = s.find(_CLOSE, start, stop)
         if first >= 0 and s.find(_OPEN, start, first) < 0:
             return first
-        bare = _BARE_STRETCH.search(s, first, stop) if first >= 0 else None
-        if bare is not None:
-            return bare.end() - len(_CLOSE)
+        bare = _next_bare_close(s, first, stop) if first >= 0 else -1
+        if bare >= 0:
+            return bare
         if shown < 0:
             return -1
         end = shown
