@@ -235,11 +235,13 @@ class Trace:
 
         try:
             # NaN and Infinity are not JSON, in untyped fields (settings, messages) either.
-            json.loads(text, parse_constant=_not_json)
+            data = json.loads(text, parse_constant=_not_json)
         except RecursionError:
             raise ValueError("invalid trace: nested too deeply") from None
         except ValueError as exc:
             raise ValueError(f"invalid trace: not JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise ValueError("invalid trace: trace: Input should be an object")
         try:
             trace: Trace = _adapter().validate_json(text)
         except ValidationError as exc:
@@ -326,10 +328,12 @@ def _not_json(name: str) -> None:
 def _adapter() -> Any:
     from pydantic import ConfigDict, TypeAdapter
 
+    # pydantic takes no config for a bare dataclass, and a `__pydantic_config__` set on
+    # Trace would change a public class at run time. A stdlib dataclass without one
+    # takes the config of the type around it, nested ones too: the adapter is for
+    # `Trace | None`, and from_json lets only a JSON object reach it.
     config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
-    for cls in (Trace, Iteration, ToolCallRecord):
-        setattr(cls, "__pydantic_config__", config)  # noqa: B010  (read by pydantic, not by us)
-    return TypeAdapter(Trace)
+    return TypeAdapter(Trace | None, config=config)
 
 
 def _first_error(exc: Any) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from rig_nb import Iteration, ToolCallRecord, Trace
-from rig_nb.trace import ENDINGS, Usage
+from rig_nb.trace import ENDINGS, Usage, _adapter
 
 
 def full_trace() -> Trace:
@@ -120,6 +120,17 @@ def test_a_hostile_trace_file_is_a_value_error_naming_the_field(
     message = str(info.value)
     assert message.startswith("invalid trace")
     assert names in message
+
+
+def test_reading_a_trace_changes_no_public_class() -> None:
+    classes = (Trace, Iteration, ToolCallRecord)
+    _adapter.cache_clear()  # the first read builds the validator
+    before = [sorted(vars(cls)) for cls in classes]
+    assert Trace.from_json(full_trace().to_json()) == full_trace()
+    with pytest.raises(ValueError, match="bogus"):
+        Trace.from_json(_bad(call_bogus=1))
+    assert [sorted(vars(cls)) for cls in classes] == before
+    assert not [name for names in before for name in names if "pydantic" in name]
 
 
 def test_from_dict_rejects_what_is_not_json() -> None:
