@@ -356,6 +356,7 @@ def test_saved_clean(path: Path) -> None:
         assert gone not in text, gone
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
 def test_runs_and_shows_what_it_says(
     path: Path, kernels: Path, demo_personas: dict[str, Any]
