@@ -61,7 +61,11 @@ def _message_text(message: Mapping[str, Any]) -> str:
 
 def _reasoning_item(text: str) -> dict[str, Any]:
     # llama-server requires `summary` (a list) and non-empty `content` on an input reasoning item.
-    return {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": text}]}
+    return {
+        "type": "reasoning",
+        "summary": [],
+        "content": [{"type": "reasoning_text", "text": text}],
+    }
 
 
 def _input_items(messages: Iterable[Mapping[str, Any]]) -> tuple[str | None, list[Any]]:
@@ -230,8 +234,12 @@ def parse_response(body: Any) -> Reply:
     if not isinstance(body, dict):
         raise BackendError("ai backend: reply is not a JSON object", kind="reply")
     output = body.get("output")
+    if body.get("status") == "failed":
+        _finish(body, False)
     if body.get("error") and not output:
-        raise BackendError(f"ai backend: error in reply: {_error_text(body['error'])}", kind="reply")
+        raise BackendError(
+            f"ai backend: error in reply: {_error_text(body['error'])}", kind="reply"
+        )
     if not isinstance(output, list):
         raise BackendError(NO_OUTPUT, kind="reply")
     content: list[str] = []

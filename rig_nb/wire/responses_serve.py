@@ -26,8 +26,8 @@ def _text(content: Any) -> str:
 
 def chat_request(body: Mapping[str, Any]) -> dict[str, Any]:
     """The chat body for a Responses request: items as messages (a reasoning item becomes
-    `reasoning_content` of the assistant turn it precedes), tools flattened back, the
-    output budget as `max_tokens`. ValueError for what cannot be read."""
+    `reasoning_content` and `reasoning` of the assistant turn it precedes), tools flattened
+    back, the output budget as `max_tokens`. ValueError for what cannot be read."""
     items = body.get("input")
     if isinstance(items, str):
         items = [{"type": "message", "role": "user", "content": items}]
@@ -50,7 +50,10 @@ def chat_request(body: Mapping[str, Any]) -> dict[str, Any]:
                 messages.append({"role": "assistant", "content": _text(item.get("content"))})
         elif kind == "reasoning":
             text = text_of(item.get("content")) or text_of(item.get("summary"))
-            messages.append({"role": "assistant", "content": "", "reasoning_content": text})
+            # Under both input names chat servers read (llama.cpp and DeepSeek, vLLM).
+            messages.append(
+                {"role": "assistant", "content": "", "reasoning_content": text, "reasoning": text}
+            )
         elif kind == "function_call":
             call = {
                 "id": item.get("call_id"),

@@ -1,0 +1,443 @@
+"""The Responses API as a second wire (issue 22): the same loop, trace and endings over it.
+
+Every demo persona and every scripted reply of the stream-parity table gives the same
+RunResult and trace over `/responses` as over `/chat/completions`, streamed or not,
+apart from timing fields, `settings["api"]`, and which chat field carried reasoning
+(over Responses it is a `reasoning` item; `reasoning_field` says `reasoning_text` or
+`summary_text`). Then what goes on the wire, how replies and streams are read, and each
+bad input as a clear BackendError with what arrived kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+from shared import ECHO, PERSONAS
+from test_stream_parity import PROBES, SCRIPTS, TEXT_TOOL_MODELS, run_once, untimed
+
+from rig_nb import BackendError, Client, RunRequest, Trace
+from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools
+from rig_nb.testing import (
+    RecordedRequest,
+    Response,
+    ScriptedServer,
+    chat_reply,
+    sse_body,
+    tool_call,
+)
+from rig_nb.wire import REASONING_FIELDS
+
+SSE = {"content-type": "text/event-stream"}
+THINKING = "Let me think about this for a moment."
+
+
+def wire_neutral(trace: Trace) -> dict[str, Any]:
+    """The untimed trace without what names the wire: settings["api"], and which field
+    carried reasoning (a chat field name, or a Responses reasoning item's part type)."""
+    data = untimed(trace.to_dict())
+    data["settings"].pop("api")
+    for it in data["iterations"]:
+        it["reasoning_field"] = bool(it["reasoning_field"])
+        if "replayed" in it:
+            it["replayed"] = bool(it["replayed"])
+        it["messages"] = [
+            {("reasoning" if k in REASONING_FIELDS else k): v for k, v in m.items()}
+            for m in it["messages"]
+        ]
+    return data
+
+
+def four_ways(base_url: str, request: RunRequest) -> dict[tuple[str, bool], tuple[Any, Trace]]:
+    out = {}
+    for api in ("chat", "responses"):
+        with Client(base_url, api=api, max_retries=0) as client:
+            for stream in (False, True):
+                out[api, stream] = run_once(client, request, stream)
+    return out
+
+
+def assert_same_over_both_wires(runs: Mapping[tuple[str, bool], tuple[Any, Trace]]) -> None:
+    result, trace = runs["chat", False]
+    for (api, stream), (other, other_trace) in runs.items():
+        assert other == result, (api, stream)
+        assert wire_neutral(other_trace) == wire_neutral(trace), (api, stream)
+        assert other_trace.settings["api"] == api
+        for it in other_trace.iterations:
+            assert it.streamed is stream
+
+
+@pytest.fixture(scope="module")
+def quick_demo() -> Any:
+    with DemoServer(stream_first_delay=0, stream_interval=0) as server:
+        yield server
+
+
+@pytest.mark.parametrize("model", PERSONAS)
+def test_every_persona_runs_the_same_over_both_wires(quick_demo: DemoServer, model: str) -> None:
+    request = RunRequest(model, 512, system=DEMO_SYSTEM, prompt=DEMO_PROMPT, tools=demo_tools())
+    assert_same_over_both_wires(four_ways(quick_demo.base_url, request))
+
+
+@pytest.mark.parametrize("model", TEXT_TOOL_MODELS)
+def test_recovered_text_calls_run_the_same_over_both_wires(
+    quick_demo: DemoServer, model: str
+) -> None:
+    request = RunRequest(
+        model,
+        512,
+        system=DEMO_SYSTEM,
+        prompt=DEMO_PROMPT,
+        tools=demo_tools(),
+        recover_text_tool_calls=True,
+    )
+    runs = four_ways(quick_demo.base_url, request)
+    assert_same_over_both_wires(runs)
+    assert len(runs["responses", True][1].tool_calls) == 3
+
+
+@pytest.mark.parametrize("model", PERSONAS)
+def test_every_persona_probes_the_same_over_both_wires(quick_demo: DemoServer, model: str) -> None:
+    traces = {}
+    for api in ("chat", "responses"):
+        with Client(quick_demo.base_url, api=api) as client:
+            for stream in (False, True):
+                traces[api, stream] = client.probe_trace(model, stream=stream)
+    plain = traces["chat", False]
+    for (api, _), trace in traces.items():
+        assert trace.outcome == plain.outcome
+        assert trace.settings["api"] == api
+        assert wire_neutral(trace) == wire_neutral(plain)
+
+
+def _serve_twice(server: ScriptedServer, replies: Sequence[Mapping[str, Any]], n: int) -> list[Any]:
+    queue: list[Mapping[str, Any]] = []
+
+    def serve(request: RecordedRequest) -> Mapping[str, Any]:
+        return queue.pop(0)
+
+    server.push(*[serve] * n)
+    return queue
+
+
+@pytest.mark.parametrize("replies", SCRIPTS)
+def test_scripted_replies_run_the_same_over_both_wires(
+    server: ScriptedServer, replies: Sequence[Mapping[str, Any]]
+) -> None:
+    queue = _serve_twice(server, replies, 4 * 3)
+    request = RunRequest("scripted", 256, prompt="Echo something.", tools=(ECHO,), max_iterations=3)
+    runs = {}
+    for api in ("chat", "responses"):
+        with Client(server.base_url, api=api, max_retries=0) as client:
+            for stream in (False, True):
+                queue[:] = replies
+                runs[api, stream] = run_once(client, request, stream)
+    assert_same_over_both_wires(runs)
+    paths = {r.path for r in server.requests}
+    assert paths == {"/v1/chat/completions", "/v1/responses"}
+
+
+@pytest.mark.parametrize("reply", PROBES)
+def test_scripted_probe_is_the_same_over_both_wires(
+    server: ScriptedServer, reply: Mapping[str, Any]
+) -> None:
+    server.push(*[reply] * 4)
+    traces = []
+    for api in ("chat", "responses"):
+        with Client(server.base_url, api=api) as client:
+            traces += [client.probe_trace("scripted", stream=s) for s in (False, True)]
+    assert len({t.outcome for t in traces}) == 1
+    assert all(wire_neutral(t) == wire_neutral(traces[0]) for t in traces)
+
+
+# What goes on the wire.
+
+
+def test_the_request_is_a_responses_request(server: ScriptedServer) -> None:
+    server.push(
+        chat_reply(
+            None,
+            tool_calls=[tool_call("echo", {"text": "hi"}, id="call_1")],
+            reasoning_content=THINKING,
+        ),
+        chat_reply("Done."),
+    )
+    request = RunRequest(
+        "m",
+        64,
+        system="Be brief.",
+        prompt="Echo hi.",
+        tools=(ECHO,),
+        temperature=0.5,
+        extra_body={"grammar": "root ::= x"},
+    )
+    with Client(server.base_url, api="responses") as client:
+        result = client.run(request)
+    assert result.text == "Done."
+    first, second = (r.json for r in server.requests)
+    assert {r.path for r in server.requests} == {"/v1/responses"}
+    assert first == {
+        "model": "m",
+        "input": [{"type": "message", "role": "user", "content": "Echo hi."}],
+        "instructions": "Be brief.",
+        "store": False,
+        "max_output_tokens": 64,
+        "temperature": 0.5,
+        "tools": [
+            {
+                "type": "function",
+                "name": "echo",
+                "description": ECHO.description,
+                "parameters": ECHO.input_schema,
+            }
+        ],
+        "tool_choice": "auto",
+        "grammar": "root ::= x",
+    }
+    assert second["input"][1:] == [
+        {
+            "type": "reasoning",
+            "summary": [],
+            "content": [{"type": "reasoning_text", "text": THINKING}],
+        },
+        {
+            "type": "function_call",
+            "call_id": "call_1",
+            "name": "echo",
+            "arguments": '{"text": "hi"}',
+        },
+        {"type": "function_call_output", "call_id": "call_1", "output": "echo hi"},
+    ]
+
+
+def test_a_stream_asks_for_one_and_nothing_chat_only(server: ScriptedServer) -> None:
+    server.push(chat_reply("Hi."))
+    with Client(server.base_url, api="responses") as client:
+        client.run(RunRequest("o3-mini", 32, prompt="hi", stream=True))
+    body = server.requests[0].json
+    assert body["stream"] is True and body["max_output_tokens"] == 32
+    assert not {"messages", "stream_options", "max_tokens", "max_completion_tokens"} & set(body)
+
+
+def test_a_named_tool_choice_and_an_effort_take_the_responses_shape(
+    server: ScriptedServer,
+) -> None:
+    server.push(chat_reply("Hi."))
+    choice = {"type": "function", "function": {"name": "echo"}}
+    request = RunRequest(
+        "m",
+        32,
+        prompt="hi",
+        tools=(ECHO,),
+        tool_choice=choice,
+        extra_body={"reasoning_effort": "low"},
+    )
+    with Client(server.base_url, api="responses") as client:
+        client.run(request)
+    body = server.requests[0].json
+    assert body["tool_choice"] == {"type": "function", "name": "echo"}
+    assert body["reasoning"] == {"effort": "low"} and "reasoning_effort" not in body
+
+
+def test_api_is_checked_at_construction() -> None:
+    with pytest.raises(ValueError, match="api must be"):
+        Client("http://127.0.0.1:9", api="completions")
+
+
+# How replies are read.
+
+
+def _response(output: list[Any], **extra: Any) -> dict[str, Any]:
+    return {"id": "resp_1", "object": "response", "status": "completed", "output": output, **extra}
+
+
+def _message(text: str) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": text}],
+    }
+
+
+def _run(server: ScriptedServer, *replies: Any, stream: bool = False, **kw: Any) -> Trace:
+    server.push(*replies)
+    with Client(server.base_url, api="responses", max_retries=0) as client:
+        return client.run_trace(RunRequest("m", 32, prompt="hi", stream=stream, **kw))
+
+
+def test_usage_and_summaries_are_read(server: ScriptedServer) -> None:
+    usage = {
+        "input_tokens": 12,
+        "output_tokens": 40,
+        "total_tokens": 52,
+        "output_tokens_details": {"reasoning_tokens": 31},
+        "input_tokens_details": {"cached_tokens": 8},
+    }
+    summary = {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Short."}]}
+    trace = _run(server, Response(_response([summary, _message("Hi.")], usage=usage)))
+    it = trace.iterations[0]
+    assert trace.outcome == "ok" and it.text == "Hi."
+    assert (it.reasoning_content, it.reasoning_field) == ("Short.", "summary_text")
+    assert it.usage == {
+        "prompt_tokens": 12,
+        "completion_tokens": 40,
+        "reasoning_tokens": 31,
+        "cached_tokens": 8,
+    }
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize(
+    ("reply", "ending"),
+    [
+        pytest.param(chat_reply("Once upon a", finish_reason="length"), "length", id="length"),
+        pytest.param(
+            chat_reply("", reasoning_content=THINKING, finish_reason="length"),
+            "length_in_reasoning",
+            id="length-in-reasoning",
+        ),
+    ],
+)
+def test_incomplete_for_the_output_budget_is_finish_length(
+    server: ScriptedServer, reply: Any, ending: str, stream: bool
+) -> None:
+    trace = _run(server, reply, stream=stream)
+    it = trace.iterations[0]
+    assert (trace.outcome, it.finish_reason, it.ending) == ("OutputLimitError", "length", ending)
+    sent = server.requests[0].json
+    assert sent.get("stream", False) is stream
+
+
+def test_streamed_reasoning_summaries_and_whole_items(server: ScriptedServer) -> None:
+    events = [
+        {"type": "response.created", "response": {"status": "in_progress"}},
+        {"type": "response.reasoning_summary_text.delta", "item_id": "rs", "delta": "Brief "},
+        {"type": "response.reasoning_summary_text.delta", "item_id": "rs", "delta": "plan."},
+        # A server that sends a message item whole, with no deltas for it.
+        {"type": "response.output_item.done", "output_index": 1, "item": _message("Whole.")},
+        {"type": "response.completed", "response": {"status": "completed", "usage": None}},
+    ]
+    trace = _run(server, Response(sse_body(events, done=False), headers=SSE), stream=True)
+    it = trace.iterations[0]
+    assert (trace.outcome, it.text) == ("ok", "Whole.")
+    assert (it.reasoning_content, it.reasoning_field) == ("Brief plan.", "summary_text")
+    assert it.chunks == len(events)
+
+
+def test_tool_call_markup_streamed_as_output_text_is_a_leak(server: ScriptedServer) -> None:
+    markup = '<tool_call>\n{"name": "echo", "arguments": {"text": "t"}}\n</tool_call>'
+    trace = _run(server, chat_reply(markup), stream=True, tools=(ECHO,))
+    it = trace.iterations[0]
+    assert it.ending == "text_tool_calls" and "tool-call-tag" in it.leaks
+
+
+# Bad input: each a clear BackendError, what arrived kept.
+
+PARTIAL = [
+    {"type": "response.created", "response": {"status": "in_progress"}},
+    {"type": "response.output_item.added", "output_index": 0, "item": _message("")},
+    {"type": "response.output_text.delta", "output_index": 0, "delta": "partial answer"},
+]
+CALL_ADDED = {
+    "type": "response.output_item.added",
+    "output_index": 1,
+    "item": {"type": "function_call", "id": "fc_1", "name": "echo", "arguments": ""},
+}
+COMPLETED = {"type": "response.completed", "response": {"status": "completed"}}
+
+
+@pytest.mark.parametrize(
+    ("tail", "kind", "message"),
+    [
+        pytest.param(
+            [{"type": "error", "message": "model overloaded"}],
+            "reply",
+            "error in stream: model overloaded",
+            id="error-event",
+        ),
+        pytest.param(
+            [
+                {
+                    "type": "response.failed",
+                    "response": {"status": "failed", "error": {"message": "boom"}},
+                }
+            ],
+            "reply",
+            "response failed: boom",
+            id="response-failed",
+        ),
+        pytest.param(
+            [{"type": "response.output_item.added", "item": {"type": "web_search_call"}}],
+            "reply",
+            "output item of unknown type 'web_search_call'",
+            id="unknown-item",
+        ),
+        pytest.param([CALL_ADDED, COMPLETED], "reply", "without call_id", id="call-without-id"),
+        pytest.param(
+            [COMPLETED, {"type": "response.output_text.delta", "delta": "late"}],
+            "protocol",
+            "output after its response ended",
+            id="output-after-completed",
+        ),
+        pytest.param([], "protocol", "ended without response.completed", id="no-terminal"),
+    ],
+)
+def test_bad_streams_are_clear_errors_with_the_partial_reply_kept(
+    server: ScriptedServer, tail: list[Any], kind: str, message: str
+) -> None:
+    body = sse_body([*PARTIAL, *tail], done=False)
+    trace = _run(server, Response(body, headers=SSE), stream=True, tools=(ECHO,))
+    it = trace.iterations[0]
+    assert trace.outcome == "BackendError"
+    assert isinstance(trace.exception, BackendError)
+    assert trace.exception.kind == kind and message in trace.exception.message
+    assert (it.ending, it.raw_content) == ("error", "partial answer")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        pytest.param(
+            _response([], status="failed", error={"message": "boom"}), "failed: boom", id="failed"
+        ),
+        pytest.param(
+            _response([{"type": "image_generation_call"}]), "unknown type", id="unknown-item"
+        ),
+        pytest.param(
+            _response([{"type": "function_call", "name": "echo", "arguments": "{}"}]),
+            "without call_id",
+            id="call-without-id",
+        ),
+        pytest.param({"object": "response"}, "has no output", id="no-output"),
+        pytest.param(_response([], status="in_progress"), "not finished", id="in-progress"),
+    ],
+)
+def test_bad_replies_are_clear_errors(server: ScriptedServer, body: Any, message: str) -> None:
+    trace = _run(server, Response(body))
+    assert isinstance(trace.exception, BackendError)
+    assert trace.exception.kind == "reply" and message in trace.exception.message
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_server_without_the_route_says_so(stream: bool) -> None:
+    with ScriptedServer() as srv:
+        srv.push(Response({"error": {"message": "File Not Found"}}, status=404))
+        with Client(srv.base_url, api="responses", max_retries=0) as client:
+            trace = client.run_trace(RunRequest("m", 16, prompt="hi", stream=stream))
+    exc = trace.exception
+    assert isinstance(exc, BackendError)
+    assert (exc.kind, exc.status_code) == ("http", 404)
+    assert "no Responses API" in exc.message and 'api="chat"' in exc.message
+
+
+def test_the_demo_serves_responses_streamed_and_not(quick_demo: DemoServer) -> None:
+    request = RunRequest("reasoning-field", 512, prompt=DEMO_PROMPT, tools=demo_tools())
+    with Client(quick_demo.base_url, api="responses") as client:
+        for stream in (False, True):
+            result = client.run(dataclasses.replace(request, stream=stream))
+            assert result.trace.settings["api"] == "responses"
+            assert result.trace.outcome == "ok" and result.tool_calls == 3
+            assert result.trace.iterations[0].reasoning_field == "reasoning_text"
+    assert quick_demo.requests[-1].path == "/v1/responses"
