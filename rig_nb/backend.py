@@ -33,6 +33,14 @@ class Backend(Protocol):
     endpoint: str
     # Removes what identifies the endpoint (key, base URL) from text shown to people.
     redact: Redactor
+    # The wire: "chat" (/chat/completions) or "responses" (/responses); the trace records it.
+    api: str
+
+    @property
+    def server_kind(self) -> str:
+        """The server kind (`llama.cpp`, `vllm`, ... or `unknown`), found once and cached;
+        the loop maps `thinking` and picks the replay field by it."""
+        ...
 
     def chat(self, body: Mapping[str, Any], *, retries: bool = True) -> Reply:
         """One request, not streamed: the reply, or a RigError (BackendError for transport)."""

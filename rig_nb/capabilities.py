@@ -4,11 +4,15 @@
     report.server                      # "vllm", "llama.cpp", ... or "unknown"
     report.to_dataframe()              # check, verdict, evidence, advice
 
-At most 7 requests: the model list, the tool_choice matrix (tool_choice
+The model list, the tool_choice matrix (tool_choice
 unset, "auto", "required": a llama.cpp server with SmolLM2 answers in text,
 calls a tool, and fails with HTTP 500), one short reasoning question, and,
 with `stream=True`, that question and the "auto" probe again streamed, to
-see whether the two paths agree. An address with no model list whose first
+see whether the two paths agree; then up to 5 for reasoning across turns
+(`rig_nb.thinking_checks`: `reasoning_replay`, `thinking_switch`), and one
+question asked with `response_format` (`rig_nb.structured_checks`:
+`structured_output`). `progress` hears of each request and `cancel` ends the
+report between requests. An address with no model list whose first
 probe is answered "not here" (404, 405, 501, or a body that is not a chat
 completion) gets one check, `not_openai_compatible`, and nothing more is
 asked. A check whose every request failed says so (`error <status>`, `n/a`),
@@ -25,8 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from ._advice import advice
 from .dialects import TOOL_CALL_DIALECTS
-from .errors import BackendError, RigError
+from ._boundary import CancelFlag, Progress, request_scope
+from .errors import BackendError, Cancelled, RigError
 from .record import finalizing, record_round
+from .structured_checks import STRUCTURED_CHECKS, structured_output_check
+from .thinking_checks import THINKING_CHECKS, reasoning_checks
 from .trace import Iteration, Trace
 from .wire import TOOL_CHOICES as ALL_TOOL_CHOICES
 from .wire import Reply, chat_body
@@ -65,6 +72,8 @@ CHECKS = (
     "stream_parity",
     "usage_reported",
     "reasoning_tokens_reported",
+    *THINKING_CHECKS,
+    *STRUCTURED_CHECKS,
 )
 # The one check of an address that does not serve the API: no other check is made.
 NOT_OPENAI_COMPATIBLE = "not_openai_compatible"
@@ -181,6 +190,8 @@ def tool_choice_matrix(client: Client, model: str) -> dict[str, str]:
 
 def _verdict(trace: Trace) -> str:
     exc = trace.exception
+    if isinstance(exc, Cancelled):
+        return "cancelled"
     if trace.outcome == "ok":
         return "tool call"
     if trace.outcome == "NoToolCallingError":
@@ -239,6 +250,8 @@ def _failed(traces: list[Trace]) -> bool:
 
 def _error_verdict(traces: list[Trace]) -> str:
     """The verdict of a check whose every request failed: the first failure's `error <status>`."""
+    if any(isinstance(t.exception, Cancelled) for t in traces):
+        return "cancelled"
     for t in traces:
         if isinstance(t.exception, BackendError) and t.exception.status_code is not None:
             return f"error {t.exception.status_code}"
@@ -339,8 +352,52 @@ def _foreign(
     return EndpointReport(model=model, server="unknown", checks=[check])
 
 
-def endpoint_report(client: Client, model: str, *, stream: bool = True) -> EndpointReport:
-    """Probe `model` on `client`'s endpoint with a bounded set of requests (at most 7).
+def endpoint_report(
+    client: Client,
+    model: str,
+    *,
+    stream: bool = True,
+    progress: Progress | None = None,
+    cancel: CancelFlag | None = None,
+) -> EndpointReport:
+    """Probe `model` on `client`'s endpoint with a bounded set of requests (at most 12).
+
+    `progress(done, planned)` is called from the calling thread before the first
+    request and after each one. `cancel` (a threading.Event, or a callable that
+    returns True) ends the report at the next request boundary: no request is
+    sent after it, the one in flight ends or is cut by the Client's deadline,
+    and the report keeps what was found; a check left without its reply says
+    `cancelled`.
+    """
+    planned = 1 + len(TOOL_CHOICES) + 1 + (2 if stream else 0) + _LATER_REQUESTS
+    with request_scope(planned=planned, progress=progress, cancel=cancel) as scope:
+        report = _report(client, model, stream=stream)
+    if scope.stopped:
+        _mark_cancelled(report)
+    return report
+
+
+# Requests after the stream parity pair: reasoning_replay (3), thinking_switch (2),
+# structured_output (1). Progress counts what was sent when it differs.
+_LATER_REQUESTS = 6
+# Verdicts that only say nothing was found: after a cancel, they say it was not looked for.
+_UNJUDGED = frozenset({"no", "none", "n/a", "not checked"})
+# These name findings gathered over several replies; their trace is only the one shown.
+_GATHERED = frozenset({"leak_dialects", "text_tool_calls", "usage_reported"})
+
+
+def _mark_cancelled(report: EndpointReport) -> None:
+    """A cancelled report: a check whose own reply never came, or that found nothing in
+    the replies that did come, says `cancelled`; what was found stays."""
+    for c in report.checks:
+        own = c.trace is not None and isinstance(c.trace.exception, Cancelled)
+        if c.verdict in _UNJUDGED or (own and c.name not in _GATHERED):
+            c.verdict, c.advice = "cancelled", ""
+            c.evidence = "cancelled before this check's reply came"
+
+
+def _report(client: Client, model: str, *, stream: bool) -> EndpointReport:
+    """`endpoint_report` without its progress and cancel.
 
     An address with no model list whose first probe is answered "not here" gets one
     check, `not_openai_compatible`, after those two requests.
@@ -422,6 +479,9 @@ def endpoint_report(client: Client, model: str, *, stream: bool = True) -> Endpo
         silent = c.name == "reasoning_tokens_reported" and not reasoned
         kind = server if server != "unknown" else ""
         c.advice = "" if silent else advice(kind, c.name, c.verdict, auto=auto)
+    # Up to 5 more requests; these two checks carry their own advice.
+    checks.extend(reasoning_checks(client, model, server, location))
+    checks.append(structured_output_check(client, model, server))
     return EndpointReport(model=model, server=server, checks=checks)
 
 

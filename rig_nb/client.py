@@ -27,6 +27,13 @@ from .backend import Models
 from .errors import BackendError, ResponseTooLargeError, RigError
 from .redact import Redactor
 from .wire import Reply, StreamAssembler, parse_models, parse_reply_body, read_stream
+from .wire.responses import (
+    RESPONSES_FIELDS,
+    parse_response_body,
+    read_response_stream,
+    responses_body,
+)
+from .wire.thinking import SERVER_KINDS, applied_template
 
 if TYPE_CHECKING:
     import httpx
@@ -39,6 +46,11 @@ __all__ = ["Client", "Models", "check_timing"]
 T = TypeVar("T")
 
 _NO_KEY = "rig-nb-no-key"  # the SDK insists on a key; the transport never sends this one
+APIS = ("chat", "responses")
+_NO_RESPONSES_API = (
+    " (this endpoint may have no Responses API: /responses answered 404; "
+    'api="chat" uses /chat/completions)'
+)
 _HEADERS_KEPT = ("server", "x-powered-by", "via", "x-litellm-version", "x-litellm-model-id")
 
 _ssl_lock = threading.Lock()
@@ -135,6 +147,8 @@ class Client:
         timeout: float = 120.0,
         deadline: float | None = 600.0,
         max_retries: int = 2,
+        server: str = "auto",
+        api: str = "chat",
     ) -> None:
         # httpx is imported here, not at import time: openai itself runs on httpx2.
         import httpx
@@ -149,6 +163,14 @@ class Client:
             raise ValueError("max_response_bytes must be > 0")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise ValueError("max_retries must be an int >= 0")
+        if not isinstance(server, str) or (server != "auto" and server not in SERVER_KINDS):
+            raise ValueError(f"server must be 'auto' or one of {', '.join(SERVER_KINDS)}")
+        self._server_kind = None if server == "auto" else server
+        self._kind_lock = threading.Lock()
+        if api not in APIS:
+            raise ValueError('api must be "chat" (/chat/completions) or "responses" (/responses)')
+        # The wire every request goes over; the loop and the trace are the same on both.
+        self.api = api
         self.timeout, self.deadline = check_timing(timeout, deadline)
         self.max_retries = max_retries
         self._base_url = _normalize_base_url(base_url)
@@ -193,6 +215,14 @@ class Client:
         self.close()
 
     def _attempts(self, send: Callable[[], T], retries: bool) -> T:
+        """One request at its boundary (`rig_nb._boundary`: counted, and refused once the
+        caller's work is cancelled), sent by `_retried`."""
+        from ._boundary import request_boundary
+
+        with request_boundary():
+            return self._retried(send, retries)
+
+    def _retried(self, send: Callable[[], T], retries: bool) -> T:
         """`send` under the deadline, retried on transient failures; every failure a RigError."""
         from ._transport import deadline_scope, remaining
 
@@ -246,7 +276,13 @@ class Client:
         raise error  # raised outside the except block: no chained cause
 
     def chat(self, body: Mapping[str, Any], *, retries: bool = True) -> Reply:
-        """One chat.completions request (not streamed); the parsed reply of choice 0."""
+        """One chat.completions request (not streamed); the parsed reply of choice 0.
+
+        With `api="responses"` the same chat-shaped body goes to `/responses` and its
+        reply is read into the same Reply.
+        """
+        if self.api == "responses":
+            return self._responses(body, retries)
         params, extra = _split(body)
 
         def send() -> Reply:
@@ -271,6 +307,8 @@ class Client:
         A retry happens only before the first event. The assembler keeps what
         arrived when the stream fails part way.
         """
+        if self.api == "responses":
+            return self._responses(body, retries, assembler, on_event)
         params, extra = _split(body)
         params["stream"] = True
 
@@ -293,6 +331,48 @@ class Client:
                 "max_response_bytes for long streamed replies"
             ) from None
 
+    def _responses(
+        self,
+        body: Mapping[str, Any],
+        retries: bool,
+        assembler: StreamAssembler | None = None,
+        on_event: Callable[[bool], None] | None = None,
+    ) -> Reply:
+        """One `/responses` request for a chat-shaped body, streamed when `assembler` is given."""
+        request = responses_body({k: v for k, v in body.items() if k != "stream"})
+        params = {k: v for k, v in request.items() if k in RESPONSES_FIELDS}
+        extra = {k: v for k, v in request.items() if k not in RESPONSES_FIELDS}
+        sdk = self._sdk.responses
+
+        def send() -> Reply:
+            if assembler is None:
+                raw = sdk.with_raw_response.create(**params, extra_body=extra)
+                reply = parse_response_body(raw.http_response.content)
+                reply.headers = _kept_headers(raw.http_response.headers)
+                return reply
+            with sdk.with_streaming_response.create(
+                **params, stream=True, extra_body=extra
+            ) as streaming:
+                http = streaming.http_response
+                reply = read_response_stream(http.iter_bytes(), assembler, on_event)
+                reply.headers = _kept_headers(http.headers)
+                return reply
+
+        try:
+            return self._attempts(send, retries)
+        except ResponseTooLargeError as exc:
+            if assembler is None:
+                raise
+            raise ResponseTooLargeError(
+                f"{exc.message}; a stream sends 100-300 bytes per delta: raise "
+                "max_response_bytes for long streamed replies"
+            ) from None
+        except BackendError as exc:
+            if exc.status_code != 404:
+                raise
+            hinted = BackendError(exc.message + _NO_RESPONSES_API, status_code=404, kind=exc.kind)
+        raise hinted  # outside the except block: no chained context
+
     def list_models(self) -> Models:
         """GET /models, once: the model list (`id`, `owned_by`, ...), empty when not a list."""
 
@@ -300,6 +380,39 @@ class Client:
             raw = self._sdk.models.with_raw_response.list()
             items = parse_models(raw.http_response.content)
             return Models(items, _kept_headers(raw.http_response.headers))
+
+        return self._attempts(send, retries=False)
+
+    @property
+    def server_kind(self) -> str:
+        """The server kind, detected on first use (the doctor's detection over one GET of the
+        model list and its headers; `unknown` when that fails), then cached."""
+        with self._kind_lock:
+            if self._server_kind is None:
+                from .capabilities import server_of_models
+
+                try:
+                    self._server_kind = server_of_models(self.list_models())
+                except RigError:
+                    self._server_kind = "unknown"
+            return self._server_kind
+
+    def apply_template(self, body: Mapping[str, Any]) -> str:
+        """llama-server's `POST /apply-template` (at the server root): the prompt its chat
+        template renders for a chat request `body`. One request, no retries."""
+        root = self._base_url.removesuffix("/v1")
+
+        def send() -> str:
+            response = self._http.post(f"{root}/apply-template", json=dict(body))
+            if response.status_code >= 400:
+                raise BackendError(
+                    f"ai backend: HTTP {response.status_code} from /apply-template",
+                    status_code=response.status_code,
+                )
+            prompt = applied_template(response.content)
+            if prompt is None:
+                raise BackendError("ai backend: /apply-template sent no prompt", kind="reply")
+            return prompt
 
         return self._attempts(send, retries=False)
 

@@ -11,6 +11,7 @@ With `recover_text_tool_calls`, calls written as text in the stripped content
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from . import strict_json
 from .dialects import find_text_tool_calls, text_before_calls
-from .errors import IterationLimitError, NoToolCallingError, OutputLimitError, RigError
+from .errors import (
+    BackendError,
+    IterationLimitError,
+    NoToolCallingError,
+    OutputLimitError,
+    RigError,
+)
 from .record import finalizing, record_round
 from .tool import Tool, validate_tools
 from .trace import Iteration, ToolCallRecord, Trace
@@ -29,10 +36,22 @@ from .wire import (
     call_name,
     chat_body,
     check_extra_body,
+    check_response_format,
     clean,
     system_message,
     tool_message,
     user_message,
+)
+from .wire.thinking import (
+    check_replay,
+    check_thinking,
+    describe_sent,
+    inline_reasoning,
+    replay_field,
+    replay_reasoning,
+    replays,
+    thinking_fields,
+    with_thinking,
 )
 
 if TYPE_CHECKING:
@@ -71,6 +90,13 @@ class RunRequest:
     stream: bool = False
     recover_text_tool_calls: bool = False
     extra_body: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # None sends no switch; False, True, "low" | "medium" | "high", or a token budget,
+    # mapped to the fields the server kind reads (rig_nb.wire.thinking).
+    thinking: bool | str | int | None = None
+    reasoning_replay: str = "tool_turns"
+    reasoning_field: str = "auto"
+    # Sent as is ({"type": "json_schema", ...}); checked before any request.
+    response_format: Mapping[str, Any] | None = None
 
 
 @dataclass
@@ -120,6 +146,9 @@ def check_request(request: RunRequest) -> tuple[list[Tool], int, dict[str, Any]]
     tools = list(request.tools)
     validate_tools(tools)
     extra = check_extra_body(request.extra_body)
+    check_thinking(request.thinking)
+    check_replay(request.reasoning_replay, request.reasoning_field)
+    check_response_format(request.response_format)
     return tools, min(request.max_iterations or DEFAULT_ITERATIONS, MAX_ITERATIONS), extra
 
 
@@ -185,9 +214,47 @@ def _text_calls(text: str, declared: Mapping[str, Tool], calls: _Calls) -> str:
     return text_before_calls(text) if calls.records else ""
 
 
+def _replayed(client: Backend, request: RunRequest, it: Iteration) -> tuple[str, str]:
+    """(reasoning, field) to send back with `it`'s echoed turn; ("", "") when none."""
+    reasoning = it.reasoning_content or inline_reasoning(it.raw_content, it.text)
+    if not reasoning.strip():
+        return "", ""
+    setting = request.reasoning_field
+    reply_field = it.reasoning_field if it.reasoning_content else ""
+    # The server kind (one GET, cached) only when neither the setting nor the reply names it.
+    kind = (
+        client.server_kind if setting == "auto" and reply_field in ("", "reasoning_details") else ""
+    )
+    return reasoning, replay_field(setting, reply_field, kind)
+
+
+def _send(
+    client: Backend, body: Mapping[str, Any], it: Iteration, trace: Trace, request: RunRequest
+) -> Any:
+    try:
+        return record_round(client, body, it, trace, stream=request.stream)
+    except BackendError as exc:
+        if exc.status_code != 400 or not it.thinking_sent:
+            raise
+        # The endpoint may be refusing a field the thinking switch added: say which.
+        raise BackendError(
+            f"{exc.message} (thinking={request.thinking!r} was sent as "
+            f"{describe_sent(it.thinking_sent)}; if this server takes another field, set it "
+            "in extra_body and leave thinking unset)",
+            status_code=exc.status_code,
+            kind=exc.kind,
+        ) from None
+
+
 def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> RunResult:
     """Run the loop; every RigError raised carries `.trace`, filled up to the failure."""
     tools, max_iter, extra = check_request(request)
+    mapped = (
+        thinking_fields(request.thinking, client.server_kind)
+        if request.thinking is not None
+        else {}
+    )
+    sent_extra, thinking_sent = with_thinking(mapped, extra)
     by_name = {t.name: t for t in tools}
     trace = Trace() if trace is None else trace
     trace.model, trace.endpoint = request.model, client.endpoint
@@ -199,7 +266,13 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
         "tools": [t.name for t in tools],
         "recover_text_tool_calls": request.recover_text_tool_calls,
         "extra_body": extra,
+        "api": client.api,
+        "thinking": request.thinking,
+        "reasoning_replay": request.reasoning_replay,
+        "reasoning_field": request.reasoning_field,
     }
+    if request.response_format is not None:
+        trace.settings["response_format"] = check_response_format(request.response_format)
     trace.iterations.clear()
     messages: list[dict[str, Any]] = []
     if request.system:
@@ -210,7 +283,9 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
     executed = 0
     with finalizing(trace):
         for index in range(max_iter):
-            it = Iteration(index=index, messages=list(messages))
+            it = Iteration(
+                index=index, messages=list(messages), thinking_sent=copy.deepcopy(thinking_sent)
+            )
             trace.iterations.append(it)
             trace.notify()
             body = chat_body(
@@ -221,9 +296,10 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
                 tool_choice=request.tool_choice,
                 temperature=request.temperature,
                 stream=request.stream,
-                extra_body=extra,
+                extra_body=sent_extra,
+                response_format=request.response_format,
             )
-            reply = record_round(client, body, it, trace, stream=request.stream)
+            reply = _send(client, body, it, trace, request)
             if reply.finish_reason == "length":
                 raise OutputLimitError("reply hit the output token limit (finish_reason length)")
             calls = _Calls(index, used_ids)
@@ -234,7 +310,13 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
                 content = _text_calls(it.text, by_name, calls)
             if not calls.records:
                 return RunResult(it.text, index + 1, executed, trace)
-            messages.append(assistant_message(content, calls.echoed()))
+            echoed = assistant_message(content, calls.echoed())
+            if replays(request.reasoning_replay, True):
+                reasoning, where = _replayed(client, request, it)
+                if where:
+                    echoed = replay_reasoning(echoed, reasoning, where)
+                    it.replayed = where
+            messages.append(echoed)
             for rec in calls.records:
                 it.tool_calls.append(rec)
                 if not rec.is_error:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any
 
+from .agentic import AGENTIC_ANSWER, AGENTIC_SYSTEM, AGENTIC_TASK, agentic_tools
 from .client import Client
 from .content import decode_json_object
 from .errors import RigError
@@ -25,6 +26,7 @@ from .trace import Trace
 __all__ = [
     "ADD_TOOL",
     "DEFAULT_SCENARIOS",
+    "EVALUATION_SCENARIOS",
     "NOT_AN_ANSWER",
     "RUNNERS",
     "Endpoint",
@@ -36,7 +38,7 @@ __all__ = [
 ]
 
 # Endings of a run that returned without an answer: the run is not a pass.
-NOT_AN_ANSWER = frozenset({"reasoning_only", "empty", "text_tool_calls"})
+NOT_AN_ANSWER = frozenset({"reasoning_only", "json_in_reasoning", "empty", "text_tool_calls"})
 
 
 # An endpoint failing this way answers no scenario: its other rows are not sent.
@@ -58,7 +60,12 @@ class Scenario:
     tool_choice given here); kind "run" runs the tool loop with the prompt,
     tools, budget, tool_choice and extra_body given here. `expect_json`
     decodes the final text with `decode_json_object`; `require_tool_call`
-    counts a run that never called a tool as a failure.
+    counts a run that never called a tool as a failure; `expect_answer` is
+    text the final answer must contain (outcome `wrong_answer` otherwise).
+    `response_format` is sent as is (`{"type": "json_schema", ...}`); a value
+    that is not a dict, an unknown type or over 64 KB fails the scenario's
+    rows before any request. `Scenario.agentic()` is the request shape of
+    agent clients.
     """
 
     name: str
@@ -75,6 +82,31 @@ class Scenario:
     recover_text_tool_calls: bool = False
     temperature: float = 0.0
     stream: bool | None = None  # None: as compare(stream=...) says
+    response_format: Mapping[str, Any] | None = None
+    expect_answer: str = ""
+
+    @classmethod
+    def agentic(cls, name: str = "agentic") -> Scenario:
+        """An agent client's request: a 4 KB system prompt, 12 tools, three dependent steps.
+
+        The probe passes where this fails on some servers (NVIDIA/NemoClaw#7967): it
+        is ok only when the run called tools and its answer names the tracking number
+        the third step returns (`rig_nb.agentic`).
+        """
+        return cls(
+            name,
+            system=AGENTIC_SYSTEM,
+            prompt=AGENTIC_TASK,
+            tools=agentic_tools(),
+            max_iterations=6,
+            require_tool_call=True,
+            expect_answer=AGENTIC_ANSWER,
+        )
+    # As RunRequest's: the same endpoint under two scenarios that differ only here shows
+    # what the thinking switch or the reasoning replay changes.
+    thinking: bool | str | int | None = None
+    reasoning_replay: str = "tool_turns"
+    reasoning_field: str = "auto"
 
 
 @dataclass
@@ -124,10 +156,36 @@ DEFAULT_SCENARIOS: tuple[Scenario, ...] = (
         max_tokens=16,
     ),
 )
+# What an evaluation asks beyond the defaults: `compare(..., scenarios=EVALUATION_SCENARIOS)`.
+# Structured output with the schema sent as response_format (where reasoning models
+# put the JSON in the reasoning), and the request shape of agent clients.
+EVALUATION_SCENARIOS: tuple[Scenario, ...] = (
+    *DEFAULT_SCENARIOS,
+    Scenario(
+        "structured output",
+        prompt="Give the capital of France as a JSON object with country and capital.",
+        response_format={
+            "type": "json_schema",
+            "json_schema": {
+                "name": "capital",
+                "schema": {
+                    "type": "object",
+                    "properties": {"country": {"type": "string"}, "capital": {"type": "string"}},
+                    "required": ["country", "capital"],
+                },
+            },
+        },
+        expect_json=True,
+    ),
+    Scenario.agentic(),
+)
 
 Runner = Callable[[Client, Endpoint, Scenario], ScenarioResult]
 _ENDING_ERRORS = {
     "reasoning_only": "the run ended without an answer: the reply held only reasoning",
+    "json_in_reasoning": (
+        "the run ended without an answer: the JSON object was in the reasoning, content empty"
+    ),
     "empty": "the run ended with an empty reply",
     "text_tool_calls": "the run ended with tool calls written as text, not made",
 }
@@ -184,6 +242,9 @@ def _run(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioResu
             decode_json_object(trace.iterations[-1].text)
         except RigError as exc:
             return ScenarioResult(type(exc).__name__, exc.message, trace)
+    wanted = scenario.expect_answer
+    if wanted and wanted.lower() not in trace.iterations[-1].text.lower():
+        return ScenarioResult("wrong_answer", f"the answer does not name {wanted!r}", trace)
     return ScenarioResult("ok", "", trace)
 
 

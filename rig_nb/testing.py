@@ -8,7 +8,9 @@
 Replies are served in order, one per request to any path; each request's
 method, path, headers and body are recorded. A scripted chat.completion body
 answers a request with `"stream": true` as server-sent events, built from it
-(`streamed`), so one script serves both ways; a `Response` is sent as given, which
+(`streamed`), so one script serves both ways; on a path ending in `/responses`
+it is sent as the Responses object or event stream (`as_response`), so one
+script serves both wires; a `Response` is sent as given, which
 is how a test scripts a broken stream (`sse_body` formats the events).
 `LoopbackServer` is the plumbing (real socket, random free port, a thread,
 TCP_NODELAY) shared with the demo.
@@ -24,12 +26,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 from . import wire
 from .backend import Models
 from .errors import BackendError
 from .redact import Redactor
 from .wire import StreamAssembler, parse_reply, stream_chunks
+from .wire.responses_serve import response_events, response_object
 
 __all__ = [
     "LoopbackServer",
@@ -37,6 +41,7 @@ __all__ = [
     "Response",
     "ScriptedBackend",
     "ScriptedServer",
+    "as_response",
     "chat_reply",
     "sse_body",
     "streamed",
@@ -163,6 +168,17 @@ def streamed(
     return Response(
         sse_body(events, interval=interval, first_delay=first_delay),
         status=status,
+        headers={"content-type": "text/event-stream", "cache-control": "no-cache"},
+    )
+
+
+def as_response(body: Mapping[str, Any], *, stream: bool = False) -> Response:
+    """A chat.completion body as a `/responses` server sends it: the Responses object, or its
+    event stream when `stream`."""
+    if not stream:
+        return Response(response_object(body))
+    return Response(
+        sse_body(response_events(body), done=False),
         headers={"content-type": "text/event-stream", "cache-control": "no-cache"},
     )
 
@@ -346,8 +362,11 @@ class ScriptedServer(LoopbackServer):
         if item is None:
             return Response({"error": {"message": "script exhausted"}}, status=500)
         reply = item(request) if callable(item) else item
-        if isinstance(reply, Mapping) and "choices" in reply and wants_stream(request):
-            return streamed(reply)
+        if isinstance(reply, Mapping) and "choices" in reply:
+            if urlsplit(request.path).path.rstrip("/").endswith("/responses"):
+                return as_response(reply, stream=wants_stream(request))
+            if wants_stream(request):
+                return streamed(reply)
         return reply
 
     def __enter__(self) -> ScriptedServer:
@@ -365,8 +384,12 @@ class ScriptedBackend:
     """
 
     endpoint = "in-process"
+    api = "chat"
 
-    def __init__(self, replies: Iterable[Mapping[str, Any]] = ()) -> None:
+    def __init__(
+        self, replies: Iterable[Mapping[str, Any]] = (), *, server: str = "unknown"
+    ) -> None:
+        self.server_kind = server
         self._script = list(replies)
         self.bodies: list[dict[str, Any]] = []
         self.redact = Redactor("", [])

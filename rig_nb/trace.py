@@ -30,6 +30,7 @@ ENDINGS = (
     "length",
     "length_in_reasoning",
     "reasoning_only",
+    "json_in_reasoning",
     "text_tool_calls",
     "empty",
     "error",
@@ -102,7 +103,8 @@ class Iteration:
 
     `ending` says how the turn ended: answer, tool_calls, length (cut with
     answer text), length_in_reasoning (cut before any answer), reasoning_only
-    (no answer, reasoning only), text_tool_calls (tool calls written as text),
+    (no answer, reasoning only), json_in_reasoning (no answer, a JSON object in the
+    reasoning), text_tool_calls (tool calls written as text),
     empty, or error (no reply).
     """
 
@@ -123,6 +125,10 @@ class Iteration:
     streamed: bool = False
     ttft_s: float = 0.0
     chunks: int = 0
+    # The thinking-switch fields sent with this request ({} when none), and the field
+    # this iteration's reasoning was sent back in on the next request ("" when not sent).
+    thinking_sent: dict[str, Any] = field(default_factory=dict)
+    replayed: str = ""
 
     @property
     def tokens(self) -> Usage:

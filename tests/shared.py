@@ -16,6 +16,12 @@ DIALECT_PERSONAS = [
     "answer-in-reasoning",
     "gateway-reasoning-details",
 ]
+REASONING_PERSONAS = [
+    "deepseek-thinking-tools",
+    "vllm-reads-reasoning",
+    "ignores-thinking-switch",
+    "honors-thinking-switch",
+]
 PERSONAS = [
     "well-behaved",
     "qwen3-no-parser",
@@ -27,6 +33,7 @@ PERSONAS = [
     "tool-spinner",
     "html-injector",
     *DIALECT_PERSONAS,
+    *REASONING_PERSONAS,
     "llama-server-deepseek-recorded",
     "llama-server-none-recorded",
     "llama-server-skip-recorded",

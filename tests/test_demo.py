@@ -153,6 +153,10 @@ DEMO_RUNS = [
     _row("draft-then-call", CALL, "ok", "answer", [TAG] * 3, {"closed"}, 3),
     _row("answer-in-reasoning", CALL, "reasoning_only", "reasoning_only", [NONE] * 3, {"none"}, 3),
     _row("gateway-reasoning-details", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    _row("deepseek-thinking-tools", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    _row("vllm-reads-reasoning", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    _row("ignores-thinking-switch", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    _row("honors-thinking-switch", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     # Real llama-server replies: SmolLM2 under a Qwen3-style template that opens <think>.
     _row(
         "llama-server-deepseek-recorded",

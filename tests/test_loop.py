@@ -35,7 +35,7 @@ class Recorder:
         return "echo " + json.dumps(args, sort_keys=True)
 
 
-def _run(server: ScriptedServer, *tools: Tool, **kw: Any) -> Any:
+def _run(server: ScriptedServer, *tools: Tool, server_kind: str = "auto", **kw: Any) -> Any:
     req = RunRequest(
         model=kw.pop("model", "m"),
         max_tokens=kw.pop("max_tokens", 64),
@@ -43,7 +43,7 @@ def _run(server: ScriptedServer, *tools: Tool, **kw: Any) -> Any:
         tools=tools,
         **kw,
     )
-    with Client(server.base_url, KEY) as c:
+    with Client(server.base_url, KEY, server=server_kind) as c:
         return c.run(req)
 
 
@@ -206,11 +206,13 @@ def test_echoed_turn_normalized(server: ScriptedServer) -> None:
         chat_reply("<think>let me call</think>Calling.", tool_calls=calls), chat_reply("ok")
     )
     rec = Recorder()
-    result = _run(server, rec.tool)
+    result = _run(server, rec.tool, server_kind="llama.cpp")
     msgs = server.requests[1].json["messages"]
     assistant = msgs[1]
     assert assistant["role"] == "assistant"
     assert assistant["content"] == "Calling."
+    # The inline reasoning goes back in the field llama.cpp reads (stripped content kept).
+    assert assistant["reasoning_content"] == "let me call"
     sent = assistant["tool_calls"]
     ids = [c["id"] for c in sent]
     assert all(ids) and len(set(ids)) == 3

@@ -19,6 +19,7 @@ from typing import Any
 from ..testing import Response
 from .dialect_personas import dialect_personas
 from .kit import Persona, Said, Stream, Turn, count_words, short
+from .reasoning_personas import reasoning_personas
 
 __all__ = ["XSS_IMG", "XSS_SCRIPT", "default_personas"]
 
@@ -298,4 +299,5 @@ def default_personas() -> list[Persona]:
         ToolSpinner(),
         HtmlInjector(),
         *dialect_personas(),
+        *reasoning_personas(),
     ]

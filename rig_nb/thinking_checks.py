@@ -1,0 +1,298 @@
+"""The doctor's reasoning-across-turns checks: `reasoning_replay` and `thinking_switch`.
+
+`reasoning_replay` asks whether the endpoint reads back the reasoning of an earlier
+tool-call turn, and from which field: a two-turn conversation (a question, a
+tool-call turn, its result) whose tool-call turn carries a marker reasoning in
+one candidate field at a time, judged against the same conversation without it:
+by llama.cpp's `/apply-template` (the marker is in the rendered prompt or not)
+where the server is llama.cpp, else by `usage.prompt_tokens`. A conversation that
+fails without the field and passes with it (DeepSeek's 400 "Missing
+`reasoning_content` field") also shows the field is read. Verdict `rendered via
+FIELD`, `ignored`, `error STATUS` or `n/a` (no token counts to judge by).
+
+`thinking_switch` asks one short question with thinking off and with thinking on,
+each mapped to the fields the server kind reads (`rig_nb.wire.thinking`). Off must
+leave no reasoning field, no reasoning tokens and no reasoning markup in content;
+on is the contrast. Verdict `honored`, `ignored`, `error STATUS`, or `n/a` when
+thinking on shows no reasoning either. At most 3 + 2 requests.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .errors import BackendError, RigError
+from .record import finalizing, record_round
+from .trace import Iteration, Trace
+from .wire import assistant_message, chat_body, tool_message, tool_spec, user_message
+from .wire.thinking import describe_sent, input_field, replay_reasoning, thinking_fields
+
+if TYPE_CHECKING:
+    from .capabilities import Check
+    from .client import Client
+
+__all__ = [
+    "REPLAY_CANDIDATES",
+    "THINKING_CHECKS",
+    "reasoning_checks",
+    "reasoning_replay_check",
+    "replay_advice",
+    "replay_conversation",
+    "thinking_switch_advice",
+    "thinking_switch_check",
+]
+
+THINKING_CHECKS = ("reasoning_replay", "thinking_switch")
+# The fields servers read an assistant turn's reasoning from, in the order tried.
+REPLAY_CANDIDATES = ("reasoning_content", "reasoning")
+SWITCH_QUESTION = "What is 17 * 23? Give the result in one short sentence."
+SWITCH_MAX_TOKENS = 256
+_CALL_ID = "call_rig_nb_replay"
+_WEATHER = "Lisbon: 21 C, clear sky"
+
+_REPLAY_IGNORED = {
+    "vllm": "vLLM >= 0.20 reads an assistant turn's reasoning only from `reasoning` "
+    "(vllm-project/vllm#38488) and the model's template must render it: for Qwen3.6 send "
+    "chat_template_kwargs.preserve_thinking: true (extra_body); "
+    'RunRequest(reasoning_field="reasoning")',
+    "llama.cpp": "start llama-server with --jinja and --reasoning-preserve (see /props: "
+    "supports_preserve_reasoning) and a chat template that renders reasoning_content of "
+    "assistant turns; for templates that read <think> inline, "
+    'RunRequest(reasoning_field="content")',
+    "ollama": "Ollama's /v1 drops replayed reasoning for some model families (ollama PR#18281); "
+    "its native /api/chat reads messages[].thinking",
+    "lm-studio": "this model's template drops earlier reasoning in LM Studio: pick a template "
+    'that renders it, or RunRequest(reasoning_field="content") to put <think> back inline',
+    "sglang": "the model's template drops earlier reasoning: send "
+    "chat_template_kwargs.preserve_thinking: true where the template supports it (Qwen3.6)",
+    "litellm": "LiteLLM strips replayed reasoning for hosted_vllm backends (BerriAI/litellm "
+    "PR#41380): route the model through the openai/ provider, or reach the backend directly",
+    "": "the template drops earlier reasoning: send chat_template_kwargs.preserve_thinking: "
+    "true where the template supports it (Qwen3.6), or "
+    'RunRequest(reasoning_field="content") for templates that read <think> inline (MiniMax)',
+}
+_SWITCH_IGNORED = {
+    "vllm": "vLLM still emits reasoning with enable_thinking: false for some templates "
+    "(vllm-project/vllm#40816): start it with the model's --reasoning-parser so reasoning "
+    "stays in its field, or set --default-chat-template-kwargs",
+    "llama.cpp": "llama-server's --reasoning on|off and --reasoning-budget override the "
+    "per-request switch (ggml-org/llama.cpp PR#27221): start it with --reasoning-budget 0 "
+    "to turn thinking off",
+    "ollama": 'Ollama /v1 ignores "think"; reasoning_effort "none" is its switch there: '
+    "update Ollama, or use a model whose template has a thinking switch",
+    "lm-studio": "LM Studio ignores reasoning_effort on /v1 for some models "
+    "(lmstudio-ai/lmstudio-bug-tracker#2413): turn thinking off in the model's settings",
+    "sglang": "start SGLang with the model's --reasoning-parser, and check that its template "
+    "reads chat_template_kwargs.enable_thinking",
+    "litellm": "LiteLLM maps reasoning_effort per provider and may drop it "
+    "(BerriAI/litellm#26413): set the backend's own switch in extra_body",
+    "": "this server ignores the thinking switch it was sent: set the field its template "
+    "reads by hand in RunRequest(extra_body=...)",
+}
+
+
+def _marker(field: str) -> str:
+    return (
+        f"rig-nb marker {field}: the user wants the weather in Lisbon, so I call get_weather "
+        "with the city Lisbon and then answer with the temperature and the sky."
+    )
+
+
+def replay_conversation(field: str | None) -> list[dict[str, Any]]:
+    """A question, a tool-call turn (its reasoning in `field`, none for None), its result."""
+    turn = assistant_message("", [(_CALL_ID, "get_weather", '{"city": "Lisbon"}')])
+    if field is not None:
+        turn = replay_reasoning(turn, _marker(field), field)
+    return [
+        user_message("What is the weather in Lisbon right now?"),
+        turn,
+        tool_message(_CALL_ID, _WEATHER),
+    ]
+
+
+def _tools() -> list[dict[str, Any]]:
+    return [
+        tool_spec(
+            "get_weather",
+            "Current weather for a city.",
+            {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        )
+    ]
+
+
+def _round(
+    client: Client,
+    model: str,
+    messages: list[dict[str, Any]],
+    max_tokens: int,
+    *,
+    tools: list[dict[str, Any]] | None = None,
+    extra: dict[str, Any] | None = None,
+    kind: str,
+) -> Trace:
+    """One recorded request, never raising a RigError: its trace."""
+    body = chat_body(model, messages, max_tokens, tools=tools or (), extra_body=extra)
+    trace = Trace(settings={"kind": kind, "max_tokens": max_tokens, "extra_body": extra or {}})
+    trace.model, trace.endpoint = model, client.endpoint
+    it = Iteration(index=0, messages=messages, thinking_sent=dict(extra or {}))
+    trace.iterations.append(it)
+    try:
+        with finalizing(trace):
+            record_round(client, body, it, trace, stream=False, retries=False)
+    except RigError:
+        pass
+    return trace
+
+
+def _status(trace: Trace) -> str:
+    exc = trace.exception
+    if isinstance(exc, BackendError) and exc.status_code is not None:
+        return f"error {exc.status_code}"
+    return "error"
+
+
+def _prompt_tokens(trace: Trace) -> int | None:
+    if trace.ending == "error" or not trace.iterations:
+        return None
+    return trace.iterations[-1].usage.get("prompt_tokens")
+
+
+def _by_template(client: Client, model: str) -> tuple[str, str] | None:
+    """(verdict, evidence) from llama-server's /apply-template, None when it cannot say."""
+    found: list[str] = []
+    for field in REPLAY_CANDIDATES:
+        body = chat_body(model, replay_conversation(field), 1, tools=_tools())
+        try:
+            prompt = client.apply_template(body)
+        except RigError:
+            return None
+        if _marker(field) in prompt:
+            found.append(field)
+    if found:
+        return f"rendered via {found[0]}", f"/apply-template renders {', '.join(found)}"
+    return "ignored", f"/apply-template renders neither {' nor '.join(REPLAY_CANDIDATES)}"
+
+
+def reasoning_replay_check(
+    client: Client, model: str, server: str, writes: str = ""
+) -> tuple[str, str, Trace | None]:
+    """(verdict, evidence, trace) of `reasoning_replay`; `writes` is the field replies use."""
+    if server == "llama.cpp":
+        judged = _by_template(client, model)
+        if judged is not None:
+            return judged[0], judged[1], None
+    tools = _tools()
+    base = _round(client, model, replay_conversation(None), 1, tools=tools, kind="replay")
+    tries = {
+        f: _round(client, model, replay_conversation(f), 1, tools=tools, kind="replay")
+        for f in REPLAY_CANDIDATES
+    }
+    answered = {f: t for f, t in tries.items() if t.ending != "error"}
+    if base.ending == "error":
+        if not answered:
+            return _status(base), "every request failed", base
+        field = next(iter(answered))
+        why = f"{_status(base)} without it, answered with {field}"
+        return f"rendered via {field}", why, answered[field]
+    plain = _prompt_tokens(base)
+    if plain is None:
+        return "n/a", "no prompt_tokens reported to judge by", base
+    counts = {f: _prompt_tokens(t) for f, t in answered.items()}
+    seen = ", ".join(f"{f} {n}" for f, n in counts.items())
+    evidence = f"prompt_tokens without reasoning {plain}; with {seen or 'no reply'}"
+    for field, count in counts.items():
+        if count is not None and count > plain:
+            return f"rendered via {field}", evidence, tries[field]
+    if not answered:
+        return _status(next(iter(tries.values()))), evidence, base
+    return "ignored", evidence, base
+
+
+def _reasons(it: Iteration) -> bool:
+    return bool(
+        it.reasoning_content.strip()
+        or it.usage.get("reasoning_tokens", 0) > 0
+        or it.reasoning_shape != "none"
+    )
+
+
+def thinking_switch_check(
+    client: Client, model: str, server: str
+) -> tuple[str, str, Trace | None, dict[str, Any]]:
+    """(verdict, evidence, trace, fields sent for off) of `thinking_switch`."""
+    off = thinking_fields(False, server)
+    on = thinking_fields(True, server)
+    question = [user_message(SWITCH_QUESTION)]
+    t_off = _round(client, model, question, SWITCH_MAX_TOKENS, extra=off, kind="thinking off")
+    if t_off.ending == "error":
+        return _status(t_off), f"thinking off sent as {describe_sent(off)}", t_off, off
+    t_on = _round(client, model, question, SWITCH_MAX_TOKENS, extra=on, kind="thinking on")
+    it_off = t_off.iterations[-1]
+    sent = f"off sent as {describe_sent(off)}"
+    if _reasons(it_off):
+        where = (
+            f"reasoning in {it_off.reasoning_field}"
+            if it_off.reasoning_content.strip()
+            else (
+                f"reasoning markup ({it_off.reasoning_shape}) in content"
+                if it_off.reasoning_shape != "none"
+                else "reasoning_tokens reported"
+            )
+        )
+        return "ignored", f"{sent}; still {where}", t_off, off
+    if t_on.ending != "error" and _reasons(t_on.iterations[-1]):
+        return "honored", f"{sent}; no reasoning off, reasoning on", t_off, off
+    return "n/a", f"{sent}; no reasoning with thinking on either", t_on, off
+
+
+def replay_advice(server: str, verdict: str, writes: str) -> str:
+    """The fix for a `reasoning_replay` verdict; `writes` is the field the replies used."""
+    if verdict == "ignored":
+        return _REPLAY_IGNORED.get(server, _REPLAY_IGNORED[""])
+    field = verdict.removeprefix("rendered via ")
+    if field == verdict:
+        return ""
+    # What RunRequest(reasoning_field="auto") sends back: the field replies use, else the
+    # server kind's input field.
+    auto = writes if writes in ("reasoning_content", "reasoning", "thinking") else ""
+    sent = auto or input_field(server)
+    if sent == field:
+        return ""
+    return (
+        f"this endpoint reads reasoning back only as {field}, the loop would send {sent}: "
+        f'run with RunRequest(reasoning_field="{field}")'
+    )
+
+
+def thinking_switch_advice(server: str, verdict: str, off: dict[str, Any]) -> str:
+    """The fix for a `thinking_switch` verdict; `off` is what thinking=False was sent as."""
+    if verdict == "ignored":
+        return _SWITCH_IGNORED.get(server, _SWITCH_IGNORED[""])
+    # A 400 or 422 to the request that carried the switch: a field the server refuses.
+    if verdict in ("error 400", "error 422") and off:
+        return (
+            f"the endpoint rejects the thinking switch sent as {describe_sent(off)}: set the "
+            "field this server takes by hand in RunRequest(extra_body=...), with thinking unset"
+        )
+    return ""
+
+
+def reasoning_checks(client: Client, model: str, server: str, location: str) -> list[Check]:
+    """Both checks for `endpoint_report`, advice included; `location` is reasoning_location's
+    verdict (`field:NAME` names the field the replies used)."""
+    from .capabilities import Check
+
+    writes = location.removeprefix("field:") if location.startswith("field:") else ""
+    verdict, evidence, trace = reasoning_replay_check(client, model, server, writes)
+    replay = Check(
+        "reasoning_replay", verdict, evidence, replay_advice(server, verdict, writes), trace
+    )
+    switch, why, switch_trace, off = thinking_switch_check(client, model, server)
+    thinking = Check(
+        "thinking_switch", switch, why, thinking_switch_advice(server, switch, off), switch_trace
+    )
+    return [replay, thinking]

@@ -1,0 +1,200 @@
+"""Reasoning across turns on the chat wire: the thinking switch per server kind, and replay.
+
+`thinking_fields(thinking, kind)` maps `RunRequest.thinking` to the request fields the
+server kind reads (DESIGN.md, "Reasoning across turns"); `with_thinking` merges them
+under the caller's `extra_body`, whose keys win, and returns what was really sent.
+`replay_field` picks the field an assistant turn's reasoning goes back in, and
+`replay_reasoning` puts it there. Servers read reasoning back under other names than
+they write it: vLLM >= 0.20 reads only `reasoning` (vllm-project/vllm#38488),
+llama.cpp and DeepSeek `reasoning_content`; MiniMax's template reads `<think>` inline.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "REPLAY_FIELDS",
+    "applied_template",
+    "REPLAY_MODES",
+    "SERVER_KINDS",
+    "THINKING_EFFORTS",
+    "check_replay",
+    "check_thinking",
+    "describe_sent",
+    "inline_reasoning",
+    "input_field",
+    "replay_field",
+    "replay_reasoning",
+    "replays",
+    "thinking_fields",
+    "with_thinking",
+]
+
+THINKING_EFFORTS = ("low", "medium", "high")
+REPLAY_MODES = ("none", "tool_turns", "all")
+REPLAY_FIELDS = ("auto", "reasoning_content", "reasoning", "thinking", "content")
+# Every server kind the doctor names; "unknown" gets the generic mapping.
+SERVER_KINDS = (
+    "llama.cpp",
+    "vllm",
+    "ollama",
+    "lm-studio",
+    "sglang",
+    "litellm",
+    "openai",
+    "unknown",
+)
+_TEMPLATE_KINDS = frozenset({"vllm", "sglang"})
+_EFFORT_KINDS = frozenset({"ollama", "lm-studio", "litellm", "openai"})
+# Kinds that read a replayed reasoning as `reasoning`; every other reads `reasoning_content`.
+_READS_REASONING = frozenset({"vllm", "ollama"})
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+
+
+def check_thinking(thinking: Any) -> None:
+    """ValueError unless `thinking` is None, a bool, an effort name or a token budget >= 0."""
+    if thinking is None or isinstance(thinking, bool):
+        return
+    if isinstance(thinking, int):
+        if thinking < 0:
+            raise ValueError(f"thinking budget must be >= 0 tokens, got {thinking}")
+        return
+    if isinstance(thinking, str) and thinking in THINKING_EFFORTS:
+        return
+    raise ValueError(
+        f"thinking must be None, True, False, {', '.join(map(repr, THINKING_EFFORTS))} "
+        f"or a token budget (int >= 0), got {thinking!r}"
+    )
+
+
+def check_replay(mode: Any, field: Any) -> None:
+    """ValueError for an unknown `reasoning_replay` or `reasoning_field`."""
+    if not isinstance(mode, str) or mode not in REPLAY_MODES:
+        raise ValueError(f"reasoning_replay must be one of {', '.join(REPLAY_MODES)}, got {mode!r}")
+    if not isinstance(field, str) or field not in REPLAY_FIELDS:
+        raise ValueError(
+            f"reasoning_field must be one of {', '.join(REPLAY_FIELDS)}, got {field!r}"
+        )
+
+
+def thinking_fields(thinking: bool | str | int | None, kind: str) -> dict[str, Any]:
+    """The request fields `thinking` maps to on a server of `kind` ({} when nothing is sent).
+
+    A token budget goes out only where the server kind takes one (llama.cpp, vLLM,
+    SGLang); elsewhere it is not sent.
+    """
+    check_thinking(thinking)
+    if thinking is None:
+        return {}
+    effort: str | None = None
+    if isinstance(thinking, str):
+        effort, on = thinking, True
+    elif isinstance(thinking, bool):
+        on = thinking
+    else:
+        if kind == "llama.cpp":
+            return {"thinking_budget_tokens": thinking}
+        if kind in _TEMPLATE_KINDS:
+            return {"thinking_token_budget": thinking}
+        return {}
+    if kind in _EFFORT_KINDS:
+        return {"reasoning_effort": effort or ("medium" if on else "none")}
+    if kind in _TEMPLATE_KINDS:
+        fields: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": on, "thinking": on}}
+    else:  # llama.cpp and the generic mapping
+        fields = {"chat_template_kwargs": {"enable_thinking": on}}
+        if not on:
+            fields["reasoning_effort"] = "none"
+    if effort is not None:
+        fields["reasoning_effort"] = effort
+    return fields
+
+
+def with_thinking(
+    mapped: Mapping[str, Any], extra: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(`extra` with the `mapped` fields merged under it, the mapped fields actually sent).
+
+    A key the caller set wins, inside `chat_template_kwargs` too: a mapped key that
+    the caller also set is not sent and not recorded as sent.
+    """
+    merged = dict(extra)
+    sent: dict[str, Any] = {}
+    for key, value in mapped.items():
+        given = merged.get(key)
+        if isinstance(value, Mapping) and (key not in merged or isinstance(given, Mapping)):
+            inner = dict(given) if isinstance(given, Mapping) else {}
+            added = {k: v for k, v in value.items() if k not in inner}
+            if added:
+                merged[key] = {**added, **inner}
+                sent[key] = added
+        elif key not in merged:
+            merged[key] = value
+            sent[key] = value
+    return merged, sent
+
+
+def describe_sent(sent: Mapping[str, Any]) -> str:
+    """The fields of `sent` as dotted names (`chat_template_kwargs.enable_thinking`), joined."""
+    names: list[str] = []
+    for key, value in sent.items():
+        if isinstance(value, Mapping):
+            names.extend(f"{key}.{inner}" for inner in value)
+        else:
+            names.append(key)
+    return ", ".join(names)
+
+
+def input_field(kind: str) -> str:
+    """The field a server of `kind` reads an assistant turn's reasoning from."""
+    return "reasoning" if kind in _READS_REASONING else "reasoning_content"
+
+
+def replays(mode: str, has_calls: bool) -> bool:
+    """Whether an echoed assistant turn carries its reasoning back under `mode`."""
+    return mode == "all" or (mode == "tool_turns" and has_calls)
+
+
+def replay_field(setting: str, reply_field: str, kind: str) -> str:
+    """The field to send reasoning back in: the setting, else the field the reply used
+    (a `reasoning_details` list or inline reasoning goes back in `kind`'s input field)."""
+    if setting != "auto":
+        return setting
+    if reply_field in ("reasoning_content", "reasoning", "thinking"):
+        return reply_field
+    return input_field(kind)
+
+
+def inline_reasoning(raw_content: str, text: str) -> str:
+    """The reasoning a reply carried inline: its content without the answer and the tags."""
+    rest = raw_content
+    kept = text.strip()
+    if kept and rest.rstrip().endswith(kept):
+        rest = rest.rstrip()[: -len(kept)]
+    return rest.replace(_THINK_OPEN, "").replace(_THINK_CLOSE, "").strip()
+
+
+def replay_reasoning(message: Mapping[str, Any], reasoning: str, field: str) -> dict[str, Any]:
+    """`message` (an assistant turn) with `reasoning` in `field`; `content` puts
+    `<think>REASONING</think>` back before the content, for templates that read it inline."""
+    out = dict(message)
+    if field == "content":
+        content = out.get("content")
+        body = content if isinstance(content, str) else ""
+        out["content"] = f"{_THINK_OPEN}{reasoning}{_THINK_CLOSE}" + (f"\n\n{body}" if body else "")
+    else:
+        out[field] = reasoning
+    return out
+
+
+def applied_template(content: bytes) -> str | None:
+    """The `prompt` of llama-server's `/apply-template` answer, None when it has none."""
+    try:
+        data = json.loads(content)
+    except (ValueError, RecursionError):
+        return None
+    prompt = data.get("prompt") if isinstance(data, dict) else None
+    return prompt if isinstance(prompt, str) else None
