@@ -27,8 +27,8 @@ from .tool import Tool, tool
 
 if TYPE_CHECKING:
     from .client import Client
-    from .content import decode_json_object, reasoning_shape, strip_reasoning
-    from .dialects import leak_dialects
+    from .content import decode_json_object, reasoning_shape, split_reasoning, strip_reasoning
+    from .dialects import find_text_tool_calls, leak_dialects
     from .loop import RunRequest, RunResult
     from .skill import Skill, advertise, load_skill_tool, load_skills, merge_skills
     from .trace import Iteration, ToolCallRecord, Trace
@@ -53,11 +53,13 @@ __all__ = [
     "Trace",
     "advertise",
     "decode_json_object",
+    "find_text_tool_calls",
     "leak_dialects",
     "load_skill_tool",
     "load_skills",
     "merge_skills",
     "reasoning_shape",
+    "split_reasoning",
     "strip_reasoning",
     "tool",
 ]
@@ -67,7 +69,9 @@ _HOME = {
     "decode_json_object": "content",
     "reasoning_shape": "content",
     "strip_reasoning": "content",
+    "split_reasoning": "content",
     "leak_dialects": "dialects",
+    "find_text_tool_calls": "dialects",
     "RunRequest": "loop",
     "RunResult": "loop",
     "Skill": "skill",

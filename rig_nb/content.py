@@ -32,7 +32,14 @@ from typing import Any
 
 from .errors import InvalidJSONError, NotJSONError
 
-__all__ = ["decode_json_object", "reasoning_shape", "strip_reasoning", "strip_with_shape"]
+__all__ = [
+    "decode_json_object",
+    "reasoning_shape",
+    "split_reasoning",
+    "strip_reasoning",
+    "strip_with_shape",
+    "text_for_calls",
+]
 
 _OPEN = "<think>"
 _CLOSE = "</think>"
@@ -109,6 +116,55 @@ def strip_with_shape(s: str) -> tuple[str, str]:
         if applied
     ]
     return text, "+".join(names) if names else "none"
+
+
+def _closed(s: str, reasoning: list[str]) -> str:
+    """strip_reasoning's first two rules `reasoning` gets what went."""
+    last = s.rfind(_CLOSE)
+    if last >= 0:
+        end = last + len(_CLOSE)
+        pieces: list[str] = []
+        at = 0
+        for block in _CLOSED_BLOCK.finditer(s, 0, end):
+            pieces.append(s[at : block.start()])
+            reasoning.append(block.group()[len(_OPEN) : -len(_CLOSE)].replace(_OPEN, ""))
+            at = block.end()
+        s = "".join(pieces) + s[at:]
+    last = s.rfind(_CLOSE)
+    if last >= 0:
+        reasoning.append(s[:last].replace(_OPEN, "").replace(_CLOSE, ""))
+        s = s[last + len(_CLOSE) :]
+    return s
+
+
+def split_reasoning(s: str) -> tuple[str, str]:
+    """(reasoning, answer): what strip_reasoning removes, tags dropped, and what it keeps.
+
+    The reasoning is the text of every closed block, then what came before the
+    last bare closer, then what follows an unclosed opener, each trimmed and
+    joined by a newline (the order strip_reasoning's rules apply in). The answer
+    is strip_reasoning(s).
+    """
+    if not isinstance(s, str):
+        return "", ""
+    parts: list[str] = []
+    rest = _closed(s, parts)
+    first = rest.find(_OPEN)
+    if first >= 0:
+        parts.append(rest[first + len(_OPEN) :])
+    reasoning = "\n".join(p for p in (part.strip(_GO_SPACE) for part in parts) if p)
+    return reasoning, strip_reasoning(s)
+
+
+def text_for_calls(s: str) -> str:
+    """The content in which the loop looks for calls written as text.
+
+    strip_reasoning's rules but the unclosed one: an unclosed ``<think>`` stays,
+    for the call scan to end it at a tool-call opener (Kimi-K2-Thinking and Qwen3
+    open a call before closing their reasoning). Closed blocks and everything up
+    to a bare closer go, as in strip_reasoning.
+    """
+    return _closed(s, []).strip(_GO_SPACE)
 
 
 class _GoDecoder:

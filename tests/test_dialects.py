@@ -253,7 +253,7 @@ LEAKS = [
         "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>"
         "{}<|call|><tool_call><function=f>[TOOL_CALLS]<|tool_call_begin|>[THINK]"
         f"<seed:think><thought><|channel>thought<{BAR}DSML{BAR}function_calls>",
-        DIALECTS,
+        DIALECTS[:10],  # the first ten; every family's (tests/test_family_dialects.py)
         id="every-dialect",
     ),
     pytest.param("The final analysis: results are final.", (), id="english-analysis-final"),
@@ -305,12 +305,12 @@ CALLS = [
     ),
     pytest.param(
         "<|channel|>analysis to=functions.delete_all<|message|>{}<|call|>",
-        [],
+        [_call("harmony", "delete_all", "{}")],  # a recipient is a call on any channel
         id="harmony-analysis-channel-call",
     ),
     pytest.param(
         "<|start|>assistant to=functions.delete_all<|channel|>analysis<|message|>{}<|call|>",
-        [],
+        [_call("harmony", "delete_all", "{}")],  # a recipient is a call on any channel
         id="harmony-analysis-channel-call-in-role",
     ),
     pytest.param(
@@ -326,7 +326,11 @@ CALLS = [
         [_call("tool-call-tag", "b", '{"x": 1}')],
         id="call-drafted-in-think-brackets",
     ),
-    pytest.param("Sure.[THINK]" + _tag("a", "{}"), [], id="unclosed-think-brackets"),
+    pytest.param(
+        "Sure.[THINK]" + _tag("a", "{}"),
+        [_call("tool-call-tag", "a", "{}")],  # a call opener ends an unclosed reasoning block
+        id="unclosed-think-brackets",
+    ),
     pytest.param(
         '<tool_call>{"name": "draft", "arguments": {[/THINK]' + _tag("b", "{}"),
         [_call("tool-call-tag", "b")],
@@ -567,7 +571,7 @@ def test_has_text_tool_calls(text: str, expected: bool) -> None:
 
 
 def test_constants() -> None:
-    assert DIALECTS == (
+    assert DIALECTS[:10] == (
         "harmony",
         "tool-call-tag",
         "function-tag",
@@ -579,7 +583,7 @@ def test_constants() -> None:
         "gemma-channel",
         "dsml",
     )
-    assert TOOL_CALL_DIALECTS == {
+    assert TOOL_CALL_DIALECTS >= {
         "tool-call-tag",
         "function-tag",
         "mistral-tool-calls",

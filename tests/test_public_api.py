@@ -27,11 +27,13 @@ CONTRACT = [
     "Trace",
     "advertise",
     "decode_json_object",
+    "find_text_tool_calls",
     "leak_dialects",
     "load_skill_tool",
     "load_skills",
     "merge_skills",
     "reasoning_shape",
+    "split_reasoning",
     "strip_reasoning",
     "tool",
 ]

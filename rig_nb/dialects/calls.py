@@ -24,6 +24,7 @@ __all__ = [
     "make_call",
     "name_ok",
     "record",
+    "schemas_of",
     "tag_body",
     "xml_call",
 ]
@@ -81,7 +82,20 @@ else:  # pragma: no cover - CPython always has _json
 _NAME_OK = re.compile(r"[^\W\d][\w.\-/]{0,255}\Z")
 _LITERAL_START = frozenset("-0123456789tfn[{ \t\n\r")  # or the whitespace before one
 _MISSING: Any = object()
-Calls = list[TextToolCall]
+# Per declared tool, per parameter: the JSON types its schema allows (None: no type given).
+Schemas = dict[str, dict[str, "frozenset[str] | None"]]
+
+
+class Calls(list[TextToolCall]):
+    """The calls read so far, and the declared tools' parameter types they are read against."""
+
+    def __init__(self, schemas: Schemas | None = None) -> None:
+        super().__init__()
+        self.schemas = schemas or {}
+
+    def types(self, name: str) -> dict[str, frozenset[str] | None] | None:
+        """The parameter types of the declared tool `name`; None when it is not declared."""
+        return self.schemas.get(name)
 
 
 def make_call(dialect: str, name: str, arguments: Any) -> TextToolCall:
@@ -129,13 +143,83 @@ def json_call(dialect: str, text: str) -> TextToolCall | None:
     return call_from_object(dialect, value)
 
 
-def _param_value(text: str) -> Any:
-    """A written parameter: a JSON number, bool, null, object or array as such, else the text."""
+_TYPE_OF: dict[type, tuple[str, ...]] = {
+    str: ("string",),
+    bool: ("boolean",),
+    int: ("integer", "number"),
+    float: ("number",),
+    type(None): ("null",),
+    dict: ("object",),
+    list: ("array",),
+}
+
+
+def _param_value(text: str, types: frozenset[str] | None = None) -> Any:
+    """A written parameter, typed by the declared schema's types when there are some.
+
+    Without types: a JSON number, bool, null, object or array as such, else the
+    text. With types: the text for a string parameter ("5123123" stays a
+    string); for others the JSON value when its type is one allowed, else the
+    text (the tool's own validation then names the mismatch).
+    """
+    if types is not None:
+        if types == {"string"}:
+            return text
+        value, error = decode(text)
+        if not error and any(t in types for t in _TYPE_OF.get(type(value), ())):
+            return value
+        return text
     if text[:1] in _LITERAL_START:
         value, error = decode(text)
         if not error:
             return value
     return text
+
+
+def _types(schema: Any) -> frozenset[str] | None:
+    """The JSON types a parameter schema allows (type, a list of types, anyOf/oneOf, enum)."""
+    if not isinstance(schema, dict):
+        return None
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return frozenset((kind,))
+    if isinstance(kind, list) and all(isinstance(k, str) for k in kind):
+        return frozenset(kind)
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list):
+            found = [_types(o) for o in options]
+            if found and all(f is not None for f in found):
+                return frozenset().union(*(f for f in found if f is not None))
+    values = schema.get("enum")
+    if isinstance(values, list) and values:
+        return frozenset(n for v in values for n in _TYPE_OF.get(type(v), ())[:1])
+    return None
+
+
+def schemas_of(tools: Any) -> Schemas:
+    """Parameter types per declared tool, from rig_nb Tools or OpenAI-style tool dicts.
+
+    A tool given as a Tool (name, input_schema), {"type": "function", "function":
+    {...}}, or {"name", "parameters" | "input_schema"}; anything else is skipped.
+    """
+    found: Schemas = {}
+    for t in tools or ():
+        if isinstance(t, dict):
+            spec = t.get("function", t) if isinstance(t.get("function"), dict) else t
+            name = spec.get("name")
+            schema = spec.get("parameters", spec.get("input_schema"))
+        else:
+            name, schema = getattr(t, "name", None), getattr(t, "input_schema", None)
+        if not isinstance(name, str):
+            continue
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        found[name] = (
+            {k: _types(v) for k, v in props.items() if isinstance(k, str)}
+            if isinstance(props, dict)
+            else {}
+        )
+    return found
 
 
 _PARAM_END = re.compile(r"</parameter>|<parameter=")
@@ -146,10 +230,19 @@ def name_ok(name: str) -> bool:
     return name.isidentifier() or _NAME_OK.match(name) is not None
 
 
-def xml_call(dialect: str, name: str, body: str) -> TextToolCall | None:
-    """Qwen3-Coder: <parameter=K>\\nV\\n</parameter> in a function body."""
+def xml_call(
+    dialect: str, name: str, body: str, schemas: Schemas | None = None
+) -> TextToolCall | None:
+    """Qwen3-Coder: <parameter=K>\\nV\\n</parameter> in a function body.
+
+    A body that is a JSON object instead (functionary's `<function=NAME>{...}</function>`)
+    is read as the arguments.
+    """
     if not name_ok(name):
         return None
+    if body.lstrip(WS).startswith("{") and "<parameter=" not in body:
+        return make_call(dialect, name, body)
+    types = (schemas or {}).get(name, {})
     arguments: dict[str, Any] = {}
     pos = 0
     while (start := body.find("<parameter=", pos)) >= 0:
@@ -162,22 +255,39 @@ def xml_call(dialect: str, name: str, body: str) -> TextToolCall | None:
         else:
             stop = end.start()
             pos = end.end() if end.group() == "</parameter>" else stop
-        # Qwen3-Coder writes each value on lines of its own.
-        value = body[close + 2 if body[close + 1 : close + 2] == "\n" else close + 1 : stop]
-        arguments[body[start + 11 : close]] = _param_value(
-            value[:-1] if value[-1:] == "\n" else value
-        )
+        # Qwen3-Coder writes each value on lines of its own; Seed-OSS writes it inline,
+        # where a last newline is the value's own.
+        own_line = body[close + 1 : close + 2] == "\n"
+        value = body[close + 2 if own_line else close + 1 : stop]
+        key = body[start + 11 : close]
+        if own_line and value[-1:] == "\n":
+            value = value[:-1]
+        arguments[key] = _param_value(value, types.get(key))
     return make_call(dialect, name, arguments)
 
 
-def _glm_call(text: str) -> TextToolCall | None:
-    """GLM: NAME<arg_key>K</arg_key><arg_value>V</arg_value>... inside <tool_call>."""
+_LOOSE = json.JSONDecoder(strict=False)
+
+
+def _glm_call(text: str, schemas: Schemas | None = None) -> TextToolCall | None:
+    """GLM: NAME<arg_key>K</arg_key><arg_value>V</arg_value>... inside <tool_call>.
+
+    A call written JSON-escaped (`todo_write\\n<arg_key>...\\"id\\"...`, as GLM-4.6
+    has been seen to) is read once unescaped.
+    """
     find = text.find
     key = find("<arg_key>")
     line = find("\n", 0, key) if key >= 0 else find("\n")
     name = text[: line if line >= 0 else key if key >= 0 else len(text)].strip(WS)
     if not name_ok(name):
+        if "\\" in name and "\\" in text[:key] and key > 0:
+            try:
+                plain = _LOOSE.decode('"' + text + '"')
+            except (ValueError, RecursionError):
+                return None
+            return _glm_call(plain, schemas) if "\\" not in plain[: plain.find("<")] else None
         return None
+    types = (schemas or {}).get(name, {})
     arguments: dict[str, Any] = {}
     while key >= 0:
         key_end = find("</arg_key>", key)
@@ -185,12 +295,13 @@ def _glm_call(text: str) -> TextToolCall | None:
         value_end = find("</arg_value>", value) if value >= 0 else -1
         if value_end < 0:
             return record("tool-call-tag", name, "", "an <arg_key> has no closed <arg_value>")
-        arguments[text[key + 9 : key_end].strip(WS)] = _param_value(text[value + 11 : value_end])
+        key_name = text[key + 9 : key_end].strip(WS)
+        arguments[key_name] = _param_value(text[value + 11 : value_end], types.get(key_name))
         key = find("<arg_key>", value_end + 12)
     return make_call("tool-call-tag", name, arguments)
 
 
-def tag_body(text: str) -> TextToolCall | None:
+def tag_body(text: str, schemas: Schemas | None = None) -> TextToolCall | None:
     """What <tool_call>...</tool_call> holds: JSON, a Qwen3-Coder function, or GLM."""
     text = text.strip(WS)
     if text.startswith("{"):
@@ -201,5 +312,5 @@ def tag_body(text: str) -> TextToolCall | None:
             return None
         body = text[close + 1 :]
         end = body.rfind("</function>")
-        return xml_call("function-tag", text[10:close], body if end < 0 else body[:end])
-    return _glm_call(text)
+        return xml_call("function-tag", text[10:close], body if end < 0 else body[:end], schemas)
+    return _glm_call(text, schemas)

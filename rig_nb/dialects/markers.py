@@ -40,15 +40,42 @@ DIALECTS: tuple[str, ...] = (
     "thought-tag",
     "gemma-channel",
     "dsml",
+    "minimax-tool-calls",
+    "gemma-tool-call",
+    "deepseek-tool-calls",
+    "cohere-markers",
+    "lfm-tool-calls",
+    "minimax-think",
+    "kimi-think",
+    "kimi-k3-markers",
+    "minicpm-function",
+    "gigachat-markers",
+    "nemotron-toolcall",
+    "apriel-markers",
+    "apertus-tool-calls",
 )
 # The dialects whose markers always mean tool calls. A harmony reply holds one
 # only when it has a `to=functions.NAME` message: has_text_tool_calls decides.
 TOOL_CALL_DIALECTS: frozenset[str] = frozenset(
-    ("tool-call-tag", "function-tag", "mistral-tool-calls", "kimi-tool-calls", "dsml")
+    (
+        "tool-call-tag",
+        "function-tag",
+        "mistral-tool-calls",
+        "kimi-tool-calls",
+        "dsml",
+        "minimax-tool-calls",
+        "gemma-tool-call",
+        "deepseek-tool-calls",
+        "lfm-tool-calls",
+        "minicpm-function",
+        "nemotron-toolcall",
+        "apertus-tool-calls",
+    )
 )
 
-# The literal markers of each dialect; every one starts with '<' or '[', which
-# keeps re's search fast on prose. `<|channel>` (Gemma) is not `<|channel|>`.
+# The literal markers of each dialect; every one starts with '<', '[', ']' or
+# U+25C1, which keeps re's search fast on prose. `<|channel>` (Gemma) is not
+# `<|channel|>`.
 _MARKERS: dict[str, tuple[str, ...]] = {
     "harmony": (
         "<|channel|>",
@@ -60,7 +87,7 @@ _MARKERS: dict[str, tuple[str, ...]] = {
         "<|constrain|>",
     ),
     "tool-call-tag": ("<tool_call>", "</tool_call>", "<arg_key>"),
-    "function-tag": (),
+    "function-tag": ("<seed:tool_call>",),
     "mistral-tool-calls": ("[TOOL_CALLS]",),
     "kimi-tool-calls": (
         "<|tool_calls_section_begin|>",
@@ -73,6 +100,45 @@ _MARKERS: dict[str, tuple[str, ...]] = {
     "thought-tag": ("<thought>", "</thought>"),
     "gemma-channel": ("<|channel>", "<channel|>"),
     "dsml": ("<\uff5cDSML\uff5c", "</\uff5cDSML\uff5c"),
+    "minimax-tool-calls": (
+        "<minimax:tool_call>",
+        "</minimax:tool_call>",
+        "]<]minimax[>[",
+        "[TOOL_CALL]",
+        "[/TOOL_CALL]",
+    ),
+    "gemma-tool-call": ("<|tool_call>", "<tool_call|>", '<|"|>'),
+    "deepseek-tool-calls": tuple(
+        f"<{bar}tool\u2581{word}{bar2}>"
+        for word in (
+            "calls\u2581begin",
+            "calls\u2581end",
+            "call\u2581begin",
+            "call\u2581end",
+            "sep",
+        )
+        for bar, bar2 in (("\uff5c", "\uff5c"), ("|", "|"))
+    ),
+    "cohere-markers": tuple(
+        f"<|{edge}_{part}|>"
+        for part in ("THINKING", "ACTION", "RESPONSE", "TEXT")
+        for edge in ("START", "END")
+    )
+    + ("<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>"),
+    "lfm-tool-calls": ("<|tool_call_start|>",),
+    "minimax-think": ("<mm:think>", "</mm:think>"),
+    "kimi-think": ("\u25c1think\u25b7", "\u25c1/think\u25b7"),
+    "kimi-k3-markers": ("<|open|>", "<|close|>", "<|sep|>"),
+    "minicpm-function": ('<function name="', "<param name="),
+    "gigachat-markers": ("<|message_sep|>", "<|role_sep|>", "<|function_call|>"),
+    "nemotron-toolcall": ("<TOOLCALL>", "</TOOLCALL>"),
+    "apriel-markers": (
+        "<tool_calls>",
+        "</tool_calls>",
+        "[BEGIN FINAL RESPONSE]",
+        "[END FINAL RESPONSE]",
+    ),
+    "apertus-tool-calls": ("<|tools_prefix|>", "<|tools_suffix|>"),
 }
 _DIALECT_OF = {marker: name for name, markers in _MARKERS.items() for marker in markers}
 
@@ -142,7 +208,8 @@ def _dialects_in(masked: str) -> set[str]:
 # Where a call written as text can begin, in any recoverable dialect.
 _CALL_OPENERS = re.compile(
     r"<tool_call>|<function=|\[TOOL_CALLS\]|<\|tool_calls_section_begin\|>|<\|tool_call_begin\|>"
-    r"|<\|start\|>|<\|channel\|>|to=functions\."
+    r"|<\|start\|>|<\|channel\|>|to=functions\.|<minimax:tool_call>|\]<\]minimax\[>\[|<\|tool_call>"
+    r"|<[\uff5c|]tool\u2581calls?\u2581begin[\uff5c|]>|<seed:tool_call>"
 )
 
 

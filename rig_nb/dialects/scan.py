@@ -18,20 +18,33 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from ._call_json import NAME_IN_JSON, WS, decode_at, scan_once, why
 from .calls import (
     Calls,
+    Schemas,
     TextToolCall,
     call_from_object,
     json_call,
     make_call,
     name_ok,
     record,
+    schemas_of,
     tag_body,
     xml_call,
 )
 from .code import mask_code
+from .families import (
+    DEEPSEEK_CALL,
+    GEMMA_CALL,
+    MINIMAX_CALL,
+    MINIMAX_DELIMITED,
+    deepseek,
+    gemma,
+    minimax,
+    minimax_delimited,
+)
 from .markers import FUNCTION_TAG, RECIPIENT, STRIPPED, STRIPPED_START
 
 __all__ = ["find_text_tool_calls", "has_text_tool_calls", "scan"]
@@ -48,6 +61,8 @@ _BLOCKS = {
     "<seed:think>": "</seed:think>",
     "<thought>": "</thought>",
     "<|channel>": "<channel|>",
+    "<mm:think>": "</mm:think>",
+    "\u25c1think\u25b7": "\u25c1/think\u25b7",
 }
 # What ends reasoning, tokens stripped from gpt-oss's included.
 _REASONING_CLOSERS = frozenset((*_BLOCKS.values(), "assistantfinal", "assistantcommentary"))
@@ -88,7 +103,7 @@ def _tag(s: str, masked: str, end: int, bound: int, calls: Calls, limit: int) ->
     else:
         stop = close.start()
         pos = close.end() if close.group() == "</tool_call>" else stop
-    call = tag_body(s[end:stop])
+    call = tag_body(s[end:stop], calls.schemas)
     if call is not None:
         calls.append(call)
     return pos
@@ -122,7 +137,7 @@ def _function(s: str, masked: str, end: int, bound: int, calls: Calls, limit: in
             pos = trailing.end() if trailing else body_end.end()
         else:
             pos = stop if tag[0] == "\n" else body_end.end()
-    call = xml_call("function-tag", s[end:close], s[close + 1 : stop])
+    call = xml_call("function-tag", s[end:close], s[close + 1 : stop], calls.schemas)
     if call is not None:
         calls.append(call)
     return pos
@@ -204,11 +219,15 @@ def _kimi(s: str, masked: str, end: int, bound: int, calls: Calls, limit: int) -
 
 
 def _harmony_header(masked: str, end: int) -> tuple[int, bool]:
-    """The <|message|> that ends the header going on at `end` (-1: none), and if it is analysis."""
+    """The <|message|> that ends the header going on at `end` (-1: none), and if it is analysis.
+
+    A header with a `to=functions.NAME` recipient is a call on any channel: not analysis.
+    """
     message = masked.find("<|message|>", end, end + _HEADER_MAX)
     if message < 0 or masked.find("\n", end, message) >= 0:
         return -1, False
-    return message, masked.find("<|channel|>analysis", end, message) >= 0
+    analysis = masked.find("<|channel|>analysis", end, message) >= 0
+    return message, analysis and masked.find(RECIPIENT, end, message) < 0
 
 
 def _skip_analysis(masked: str, message: int) -> int:
@@ -237,14 +256,18 @@ _HANDLERS: dict[str, Handler] = {
     "<function=": _function,
     "[TOOL_CALLS]": _mistral,
     "<|tool_call_begin|>": _kimi,
+    MINIMAX_CALL: minimax,
+    MINIMAX_DELIMITED: minimax_delimited,
+    GEMMA_CALL: gemma,
+    "<\uff5ctool\u2581call\u2581begin\uff5c>": deepseek,
+    "<|tool\u2581call\u2581begin|>": deepseek,
 }
 
 
 _CLOSERS = frozenset(_BLOCKS.values())
 _ANALYSIS = "<|channel|>analysis"
-_REASONING = (
-    r"<think>|\[THINK\]|<seed:think>|<thought>|<\|channel>"
-    r"|</think>|\[/THINK\]|</seed:think>|</thought>|<channel\|>|<\|channel\|>analysis\b"
+_REASONING = "|".join(
+    [*(re.escape(m) for m in (*_BLOCKS, *_BLOCKS.values())), r"<\|channel\|>analysis\b"]
 )
 # Openers of calls the handlers read. The lookaheads drop openers that cannot
 # start a readable call, so a megabyte of bare markers is one search, not a
@@ -254,21 +277,36 @@ _OPENERS = {
     "<function=": re.compile(r"<function=(?=[^\s<>]{1,256}>(?![ \t\r\n]*<function=))"),
     "[TOOL_CALLS]": re.compile(r"\[TOOL_CALLS\](?=[ \t\r\n]*(?:\[[ \t\r\n]*\{|[^\W\d]))"),
     "<|tool_call_begin|>": re.compile(r"<\|tool_call_begin\|>(?=[ \t\r\n]*[\w.])"),
+    MINIMAX_CALL: re.compile(re.escape(MINIMAX_CALL) + r"(?=[ \t\r\n]*<invoke )"),
+    MINIMAX_DELIMITED: re.compile(re.escape(MINIMAX_DELIMITED)),
+    GEMMA_CALL: re.compile(re.escape(GEMMA_CALL) + r"(?=[ \t\r\n]*call:)"),
+    DEEPSEEK_CALL: re.compile(DEEPSEEK_CALL + r"(?=[ \t\r\n]*[\w.])"),
 }
-# Every alternative starts with '<', '[' or '}', which keeps re's search fast
+_OPENER_OF = {"<\uff5ctool\u2581call\u2581begin\uff5c>": DEEPSEEK_CALL}
+_OPENER_OF["<|tool\u2581call\u2581begin|>"] = DEEPSEEK_CALL
+# Where a call starts: inside an unclosed reasoning block, it ends the block (Kimi-K2-Thinking
+# and Qwen3 open a call before closing their reasoning).
+_CALL_START = re.compile("|".join(p.pattern for p in _OPENERS.values()))
+# Every alternative starts with '<', '[', ']' or '}', which keeps re's search fast
 # on prose; a letter would stop it at every word.
 _FIND_EVENTS = re.compile(
     "|".join([_REASONING, *(p.pattern for p in _OPENERS.values()), r"\}[ \t\r\n]*</tool_call>"])
 )
 # The next call of a run, after whitespace (which holds no marker of any kind).
 _NEXT = {marker: re.compile(r"[ \t\r\n]*" + p.pattern) for marker, p in _OPENERS.items()}
+for _literal, _opener in _OPENER_OF.items():
+    _NEXT[_literal] = _NEXT[_opener]
 # Detection reads the same calls (the same windows are consumed, so both agree
 # on what is reasoning), and also stops at the markers no call can be read from.
 _DETECT_EVENTS = re.compile(
     _FIND_EVENTS.pattern + r"|</?tool_call>|<arg_key>|" + FUNCTION_TAG + r"|\[TOOL_CALLS\]"
     r"|<\|tool_calls_section_(?:begin|end)\|>|<\|tool_call_(?:argument_)?begin\|>"
-    r"|</?\uff5cDSML\uff5c"
+    r"|</?\uff5cDSML\uff5c|</?minimax:tool_call>|\]<\]minimax\[>\[|<\|tool_call>|<tool_call\|>"
+    r"|<[\uff5c|]tool\u2581calls?\u2581begin[\uff5c|]>|\[TOOL_CALL\]|<\|tool_call_start\|>"
+    r"|</?TOOLCALL>|<\|tools_prefix\|>|<\|START_ACTION\|>|<function name=\"|<\|function_call\|>"
+    r"|</?tool_calls>|<\|open\|>(?:tools|call)\b"
 )
+# The markers above that start no call the scan reads: detected, never read.
 
 
 def _last_close(masked: str) -> int:
@@ -291,10 +329,21 @@ _CALL_MARKERS = (
     "\uff5cDSML\uff5c",
     "<arg_key>",
     "assistantcommentary",
+    "minimax",
+    "tool\u2581call",
+    "TOOL_CALL]",
+    "TOOLCALL",
+    "<|tools_prefix|>",
+    "START_ACTION",
+    "<function name=",
+    "<|function_call|>",
+    "<|open|>",
 )
 
 
-def scan(s: str, limit: int, detect: bool) -> tuple[list[TextToolCall], bool]:
+def scan(
+    s: str, limit: int, detect: bool, schemas: Schemas | None = None
+) -> tuple[list[TextToolCall], bool]:
     """The calls in s outside code and reasoning (at most limit), and whether a tool-call marker is.
 
     One forward scan over s with its code masked (same offsets): markers are
@@ -304,7 +353,7 @@ def scan(s: str, limit: int, detect: bool) -> tuple[list[TextToolCall], bool]:
     what it read: the work is linear in len(s). detect: stop once a marker
     outside reasoning is sure (no reasoning closer after it), instead of at limit.
     """
-    calls: list[TextToolCall] = []
+    calls = Calls(schemas)
     seen = False
     if not any(marker in s for marker in _CALL_MARKERS):
         return calls, seen  # no call in any dialect: spares a search stopping at every "<"
@@ -335,7 +384,8 @@ def scan(s: str, limit: int, detect: bool) -> tuple[list[TextToolCall], bool]:
         if event is not None and event_at < recipient_at and event_at < stripped_at:
             marker, pos = event.group(), event.end()
             handler = _HANDLERS.get(marker)
-            if detect and handler is not None and not _OPENERS[marker].match(masked, event_at):
+            opener = _OPENER_OF.get(marker, marker)
+            if detect and handler is not None and not _OPENERS[opener].match(masked, event_at):
                 handler = None  # the plain marker of detection: no call starts here
             if handler is not None:
                 if closer_at < event_at:
@@ -350,7 +400,11 @@ def scan(s: str, limit: int, detect: bool) -> tuple[list[TextToolCall], bool]:
             elif marker in _BLOCKS:
                 close = masked.find(_BLOCKS[marker], pos)
                 if close < 0:
-                    break
+                    call = _CALL_START.search(masked, pos)
+                    if call is None:
+                        break
+                    pos = call.start()  # the call opener ends the unclosed block
+                    continue
                 pos = close + len(_BLOCKS[marker])
                 continue
             elif marker in _CLOSERS:
@@ -359,7 +413,7 @@ def scan(s: str, limit: int, detect: bool) -> tuple[list[TextToolCall], bool]:
                 continue
             elif marker.startswith(_ANALYSIS):
                 message, _ = _harmony_header(masked, pos)
-                if message >= 0:
+                if message >= 0 and masked.find(RECIPIENT, pos, message) < 0:
                     pos = _skip_analysis(masked, message)
                     if pos < 0:
                         break
@@ -380,12 +434,7 @@ def scan(s: str, limit: int, detect: bool) -> tuple[list[TextToolCall], bool]:
             continue
         elif recipient_at < never:
             pos = recipient_at + len(RECIPIENT)
-            message, analysis = _harmony_header(masked, pos)
-            if analysis:
-                pos = _skip_analysis(masked, message)
-                if pos < 0:
-                    break
-                continue
+            message, _ = _harmony_header(masked, pos)  # a recipient makes a call on any channel
             if message >= 0:
                 if closer_at < recipient_at:
                     closer = _NEXT_CLOSER.search(masked, recipient_at)
@@ -403,7 +452,7 @@ def scan(s: str, limit: int, detect: bool) -> tuple[list[TextToolCall], bool]:
     return calls[:limit], seen
 
 
-def find_text_tool_calls(s: str, *, limit: int = 33) -> list[TextToolCall]:
+def find_text_tool_calls(s: str, tools: Any = None, *, limit: int = 33) -> list[TextToolCall]:
     """Tool calls written as text in `s`, in order of appearance, at most `limit`.
 
     `s` is a reply's content after `strip_reasoning`. Calls inside the other
@@ -412,10 +461,14 @@ def find_text_tool_calls(s: str, *, limit: int = 33) -> list[TextToolCall]:
     calls. A call whose name can be read but whose arguments cannot comes back
     with `error` set and `arguments` ""; a fragment with no readable name is
     skipped. The default limit is one more than the loop runs in one reply.
+
+    `tools` (rig_nb Tools or OpenAI tool dicts) types the parameter values of the
+    XML-like dialects by each declared tool's schema; without it a value is JSON
+    when it reads as a JSON number, bool, null, object or array, else a string.
     """
     if not isinstance(s, str) or not isinstance(limit, int) or limit <= 0:
         return []
-    return scan(s, limit, detect=False)[0]
+    return scan(s, limit, detect=False, schemas=schemas_of(tools) if tools else None)[0]
 
 
 def has_text_tool_calls(s: str) -> bool:
