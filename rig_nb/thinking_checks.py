@@ -288,9 +288,9 @@ def reasoning_checks(client: Client, model: str, server: str, location: str) -> 
 
     writes = location.removeprefix("field:") if location.startswith("field:") else ""
     verdict, evidence, trace = reasoning_replay_check(client, model, server, writes)
-    replay = Check(
-        "reasoning_replay", verdict, evidence, replay_advice(server, verdict, writes), trace
-    )
+    # A model that showed no reasoning at all has none to lose: no advice.
+    fix = replay_advice(server, verdict, writes) if location != "none" else ""
+    replay = Check("reasoning_replay", verdict, evidence, fix, trace)
     switch, why, switch_trace, off = thinking_switch_check(client, model, server)
     thinking = Check(
         "thinking_switch", switch, why, thinking_switch_advice(server, switch, off), switch_trace

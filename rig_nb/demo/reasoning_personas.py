@@ -54,7 +54,7 @@ class DeepSeekThinkingTools(Persona):
     (earendil-works/pi#3636; for Kimi, minpeter.v2 PR#78 in the field notes). Reasoning arrives in
     `reasoning_content`, calls in `tool_calls`.
 
-    Demo run: ends `answer` after three tool rounds, outcome ok; with
+    Demo run: ends `answer` after two tool rounds, outcome ok; with
     `reasoning_replay="none"` the second request is answered 400 (outcome BackendError).
     """
 
@@ -96,9 +96,9 @@ class VllmReadsReasoning(Persona):
     starts over (gpt-oss on vLLM, vllm-project/vllm#27653) and answers from the last result
     alone, the rest of its plan lost.
 
-    Demo run: ends `answer` after three tool rounds, outcome ok; with
+    Demo run: ends `answer` after two tool rounds, outcome ok; with
     `reasoning_field="reasoning_content"` or `reasoning_replay="none"` it answers after one
-    round with only the first city.
+    round from its last result alone (Oslo, no Lisbon, no sum).
     """
 
     name = "vllm-reads-reasoning"
@@ -144,7 +144,7 @@ class HonorsThinkingSwitch(Persona):
     `<think>` (the behaviour QwenLM/Qwen3#1297 expected). On or unset, reasoning arrives in
     `reasoning` with `reasoning_tokens` reported.
 
-    Demo run: ends `answer` after three tool rounds, outcome ok.
+    Demo run: ends `answer` after two tool rounds, outcome ok.
     """
 
     name = "honors-thinking-switch"
@@ -179,7 +179,7 @@ class IgnoresThinkingSwitch(Persona):
     emits reasoning with `enable_thinking: false` (vllm-project/vllm#40816). Reasoning is
     always in `reasoning_content`, LM Studio's field.
 
-    Demo run: ends `answer` after three tool rounds, outcome ok.
+    Demo run: ends `answer` after two tool rounds, outcome ok.
     """
 
     name = "ignores-thinking-switch"
