@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from . import strict_json
+from .content import text_for_calls
 from .dialects import find_text_tool_calls, text_before_calls
 from .errors import (
     BackendError,
@@ -152,21 +153,45 @@ def check_request(request: RunRequest) -> tuple[list[Tool], int, dict[str, Any]]
     return tools, min(request.max_iterations or DEFAULT_ITERATIONS, MAX_ITERATIONS), extra
 
 
+# Model names of the Mistral family, whose templates want 9-character call ids.
+_MISTRAL_MODELS = ("mistral", "magistral", "ministral", "devstral", "codestral", "pixtral")
+
+
+def id_family(model: str, content: str) -> str:
+    """Whose call ids the loop makes: "mistral", "kimi" or "" (OpenAI's `call_...`)."""
+    lowered = model.lower()
+    if any(name in lowered for name in _MISTRAL_MODELS) or "[TOOL_CALLS]" in content:
+        return "mistral"
+    if "kimi" in lowered or "<|tool_call_begin|>" in content:
+        return "kimi"
+    return ""
+
+
 class _Calls:
     """The calls of one reply as the loop acts on them: records and the echoed entries."""
 
-    def __init__(self, index: int, used_ids: set[str]) -> None:
+    def __init__(self, index: int, used_ids: set[str], family: str = "") -> None:
         self.index = index
         self.used_ids = used_ids
+        self.family = family
         self.records: list[ToolCallRecord] = []
+
+    def _new_id(self, name: str, retry: int) -> str:
+        """An id the family's template takes: Mistral's 9 letters and digits, Kimi's
+        `functions.NAME:IDX` (IDX counts the run's calls), else `call_ITER_N`."""
+        if self.family == "mistral":
+            return f"{self.index % 1000:03d}{len(self.records) % 1000:03d}{retry % 1000:03d}"
+        if self.family == "kimi":
+            return f"functions.{name}:{len(self.used_ids) + retry}"
+        return f"call_{self.index}_{len(self.records)}" + "_" * retry
 
     def add(self, received_id: Any, name: str, arguments: str, source: str) -> ToolCallRecord:
         received = clean(received_id) if isinstance(received_id, str) else ""
         call_id = received
-        if not call_id or call_id in self.used_ids:
-            call_id = f"call_{self.index}_{len(self.records)}"
-            while call_id in self.used_ids:
-                call_id += "_"
+        retry = 0
+        while not call_id or call_id in self.used_ids:
+            call_id = self._new_id(name, retry)
+            retry += 1
         self.used_ids.add(call_id)
         if not arguments.strip():
             arguments = "{}"
@@ -197,12 +222,42 @@ def _native_calls(reply_calls: list[Any], calls: _Calls) -> None:
             "or an unknown dialect)"
         )
     for call, name in zip(reply_calls, names, strict=True):
-        calls.add(call.get("id"), name, call_arguments(call), "native")
+        arguments = call_arguments(call)
+        rec = calls.add(call.get("id"), name, arguments, "native")
+        why = markup_in_call(name, arguments)
+        if why:
+            rec.result, rec.is_error = f"error: {why}; the call was not run", True
 
 
-def _text_calls(text: str, declared: Mapping[str, Tool], calls: _Calls) -> str:
-    """Record the declared calls written as text; returns the content to echo with them."""
-    found = find_text_tool_calls(text, limit=MAX_CALLS_PER_REPLY + 1)
+_MARKUP = frozenset("<>|")
+
+
+def markup_in_call(name: str, arguments: str) -> str:
+    """Why a native call is not clean ("" when it is): markup in its name or argument keys.
+
+    A server whose parser misread a family's markup hands the model's tokens on as
+    a name (`get_weather<arg_key>city`) or as keys; such a call is fed back, not run.
+    """
+    if _MARKUP & set(name):
+        return f"the tool name {name[:80]!r} holds markup"
+    if "<" in arguments or "|" in arguments:
+        try:
+            value = strict_json.loads(arguments)
+        except ValueError:
+            return ""
+        if isinstance(value, dict) and any(_MARKUP & set(str(k)) for k in value):
+            return "an argument name holds markup"
+    return ""
+
+
+def _text_calls(it: Iteration, declared: Mapping[str, Tool], calls: _Calls) -> str:
+    """Record the declared calls written as text; returns the content to echo with them.
+
+    Calls are read from the content with strip_reasoning's rules but the unclosed
+    one: a call opener inside an unclosed reasoning block ends it (text_for_calls).
+    """
+    text = text_for_calls(it.raw_content)
+    found = find_text_tool_calls(text, list(declared.values()), limit=MAX_CALLS_PER_REPLY + 1)
     if len(found) > MAX_CALLS_PER_REPLY:
         raise _too_many(len(found))
     for call in found:
@@ -211,7 +266,7 @@ def _text_calls(text: str, declared: Mapping[str, Tool], calls: _Calls) -> str:
         rec = calls.add("", call.name, call.arguments, "text")
         if call.error:
             rec.result, rec.is_error = f"error: {call.error}", True
-    return text_before_calls(text) if calls.records else ""
+    return text_before_calls(it.text) if calls.records else ""
 
 
 def _replayed(client: Backend, request: RunRequest, it: Iteration) -> tuple[str, str]:
@@ -302,12 +357,12 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
             reply = _send(client, body, it, trace, request)
             if reply.finish_reason == "length":
                 raise OutputLimitError("reply hit the output token limit (finish_reason length)")
-            calls = _Calls(index, used_ids)
+            calls = _Calls(index, used_ids, id_family(request.model, it.raw_content))
             content = it.text
             if reply.tool_calls:
                 _native_calls(reply.tool_calls, calls)
             elif request.recover_text_tool_calls and it.ending == "text_tool_calls":
-                content = _text_calls(it.text, by_name, calls)
+                content = _text_calls(it, by_name, calls)
             if not calls.records:
                 return RunResult(it.text, index + 1, executed, trace)
             echoed = assistant_message(content, calls.echoed())

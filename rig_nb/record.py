@@ -13,8 +13,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from .content import strip_with_shape
-from .dialects import has_text_tool_calls, leak_dialects
+from .content import decode_json_object, split_reasoning, strip_with_shape, text_for_calls
+from .dialects import DIALECTS, has_text_tool_calls, leak_dialects
 from .errors import RigError
 from .trace import Iteration, Trace
 from .wire import Reply, StreamAssembler
@@ -34,6 +34,24 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _json_in_reasoning(it: Iteration) -> bool:
+    """A JSON object in a turn with no answer: in the reasoning field or in think tags.
+
+    Servers asked for structured output with reasoning on put the object there and
+    leave content empty (vllm#47027, lmstudio-bug-tracker#1773).
+    """
+    inline = it.raw_content.replace("<think>", " ").replace("</think>", " ")
+    for text in (it.reasoning_content, inline):
+        if "{" not in text:
+            continue
+        try:
+            decode_json_object(text)
+        except RigError:
+            continue
+        return True
+    return False
+
+
 def ending(it: Iteration, *, replied: bool, native_calls: bool) -> str:
     """How a turn ended (see Iteration.ending)."""
     if not replied:
@@ -42,13 +60,29 @@ def ending(it: Iteration, *, replied: bool, native_calls: bool) -> str:
         return "length" if it.text else "length_in_reasoning"
     if native_calls:
         return "tool_calls"
-    if has_text_tool_calls(it.text):
-        return "text_tool_calls"
+    if has_text_tool_calls(it.text) or (
+        "unclosed" in it.reasoning_shape and has_text_tool_calls(text_for_calls(it.raw_content))
+    ):
+        return "text_tool_calls"  # an opener in an unclosed block ends it (text_for_calls)
     if it.text:
         return "answer"
+    if _calls_in_reasoning(it):
+        return "tool_calls_in_reasoning"
+    if _json_in_reasoning(it):
+        return "json_in_reasoning"
     if it.reasoning_content.strip() or it.raw_content.strip():
         return "reasoning_only"
     return "empty"
+
+
+def _reasoning_texts(it: Iteration) -> tuple[str, str]:
+    """The reasoning of a turn: its reasoning field, and what strip_reasoning removed."""
+    return it.reasoning_content, split_reasoning(it.raw_content)[0]
+
+
+def _calls_in_reasoning(it: Iteration) -> bool:
+    """A tool call written in the reasoning: reported, never run (DESIGN, Dialects)."""
+    return any(has_text_tool_calls(text) for text in _reasoning_texts(it) if text)
 
 
 def _fill(it: Iteration, reply: Reply) -> None:
@@ -57,6 +91,8 @@ def _fill(it: Iteration, reply: Reply) -> None:
     it.reasoning_field = reply.reasoning_field
     it.text, it.reasoning_shape = strip_with_shape(reply.content)
     it.leaks = list(leak_dialects(reply.content))
+    found = {name for text in _reasoning_texts(it) if text for name in leak_dialects(text)}
+    it.reasoning_leaks = [name for name in DIALECTS if name in found]
     it.finish_reason = reply.finish_reason
     it.usage = dict(reply.usage)
 

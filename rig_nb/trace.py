@@ -32,6 +32,7 @@ ENDINGS = (
     "reasoning_only",
     "json_in_reasoning",
     "text_tool_calls",
+    "tool_calls_in_reasoning",
     "empty",
     "error",
 )
@@ -105,7 +106,10 @@ class Iteration:
     answer text), length_in_reasoning (cut before any answer), reasoning_only
     (no answer, reasoning only), json_in_reasoning (no answer, a JSON object in the
     reasoning), text_tool_calls (tool calls written as text),
-    empty, or error (no reply).
+    tool_calls_in_reasoning (no native calls, no answer, a tool-call dialect in
+    the reasoning: reported, never run), empty, or error (no reply).
+    `reasoning_leaks` names the leak dialects found in the reasoning (the
+    reasoning field and the reasoning strip_reasoning removed from content).
     """
 
     index: int = 0
@@ -129,6 +133,7 @@ class Iteration:
     # this iteration's reasoning was sent back in on the next request ("" when not sent).
     thinking_sent: dict[str, Any] = field(default_factory=dict)
     replayed: str = ""
+    reasoning_leaks: list[str] = field(default_factory=list)
 
     @property
     def tokens(self) -> Usage:
