@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from rig_nb.__main__ import main
+from rig_nb.cli import main
 
 KEY = "sk-test-0123456789abcdef"
 

@@ -20,15 +20,16 @@ import pytest
 from cli_helpers import KEY, Ran, assert_one_line_error, clean_env, cli, rig  # noqa: F401
 from loopback import free_port
 
-from rig_nb.__main__ import build_parser
-from rig_nb._text import install_hint, plural
+from rig_nb.cli import build_parser
+from rig_nb.cli.hints import install_hint
+from rig_nb.cli.text import plural
 from rig_nb.demo import DemoServer
 
 # --- start-up, help, usage errors ---------------------------------------------------------
 
 _NO_SDK = """
 import sys
-from rig_nb.__main__ import main
+from rig_nb.cli import main
 for argv in {argvs!r}:
     try:
         main(argv)
@@ -153,7 +154,7 @@ def test_compare_without_pandas_names_the_install_for_this_checkout(tmp_path: Pa
     toml.write_text("[[endpoint]]\nname='a'\nbase_url='http://127.0.0.1:1/v1'\nmodel='m'\n")
     code = (
         "import sys; sys.modules['pandas'] = None\n"
-        "from rig_nb.__main__ import main\n"
+        "from rig_nb.cli import main\n"
         f"sys.exit(main(['compare', {str(toml)!r}]))\n"
     )
     root = Path(__file__).resolve().parents[1]

@@ -19,8 +19,8 @@ import pytest
 from cli_helpers import KEY, assert_one_line_error, clean_env, cli
 from loopback import free_port
 
-from rig_nb._commands import read_endpoints
 from rig_nb.capabilities import CHECKS
+from rig_nb.cli.compare_command import read_endpoints
 from rig_nb.compare import COLUMNS, DEFAULT_SCENARIOS
 from rig_nb.demo import DemoServer
 from rig_nb.report import load_traces

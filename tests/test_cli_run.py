@@ -15,7 +15,7 @@ import pytest
 from cli_helpers import assert_one_line_error, clean_env, cli, rig
 
 from rig_nb import Trace
-from rig_nb._text import plural
+from rig_nb.cli.text import plural
 from rig_nb.demo import DEMO_PROMPT, DemoServer
 from rig_nb.testing import ScriptedServer, chat_reply, tool_call
 
@@ -170,7 +170,7 @@ def test_demo_streamed_gives_the_same_table(demo_out: str) -> None:
 def test_demo_without_pandas() -> None:
     code = (
         "import sys; sys.modules['pandas'] = None\n"
-        "from rig_nb.__main__ import main\n"
+        "from rig_nb.cli import main\n"
         "sys.exit(main(['demo']))\n"
     )
     proc = subprocess.run(

@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "rig_nb"
 # Top-level modules and subpackages of each layer but the library (DESIGN.md "Layers").
 NOTEBOOK = {"compare", "scenarios", "report", "widgets"}
 LOCAL_ENDPOINTS = {"testing", "demo"}
-COMMAND_LINE = {"__main__", "_commands", "_text", "cli"}
+COMMAND_LINE = {"__main__", "cli"}
 
 
 def layer(module: str) -> str:
@@ -145,3 +145,21 @@ def test_no_module_is_over_600_lines() -> None:
         _name(p): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 600
     }
     assert long == {}
+
+
+def test_a_concept_of_several_files_is_a_subpackage() -> None:
+    # STYLE.md: not a family of `_prefix_` modules side by side (`_dialect_scan`, `_dialect_calls`).
+    families: dict[tuple[str, str], list[str]] = {}
+    for path in PACKAGE.rglob("_*_*.py"):
+        if path.stem.startswith("__"):
+            continue
+        prefix = path.stem.split("_")[1]
+        families.setdefault((str(path.parent), prefix), []).append(path.stem)
+    assert {k: v for k, v in families.items() if len(v) > 1} == {}
+
+
+def test_the_command_line_is_one_package() -> None:
+    edges = graph()
+    assert {m for m in edges if layer(m) == "command line"} >= {"cli", "cli.parser", "__main__"}
+    assert edges["__main__"] == {"cli"}
+    assert not any(PACKAGE.glob("_commands.py")) and not any(PACKAGE.glob("_text.py"))

@@ -57,7 +57,7 @@ FLAVOURS = {
 
 
 def demo_scenarios() -> list[Scenario]:
-    """What `rig-nb demo` (rig_nb._commands.cmd_demo) sends each persona."""
+    """What `rig-nb demo` (rig_nb.cli.commands.cmd_demo) sends each persona."""
     return [
         Scenario("probe", kind="probe"),
         Scenario(

@@ -1,4 +1,4 @@
-"""Text the command line prints: tables, a trace iteration by iteration, and error hints.
+"""Text the command line prints: tables fitted to the terminal, a trace iteration by iteration.
 
 Plain string work on data the library returns (rows, traces, errors): nothing
 here imports the client or pandas, so the command line stays quick to start.
@@ -12,34 +12,25 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from .errors import BackendError
-    from .trace import Trace
+    from ..trace import Trace
 
 __all__ = [
     "COMPARE_COLUMNS",
     "DEMO_COLUMNS",
     "DEMO_LEGEND",
-    "Facts",
     "Progress",
-    "address",
     "compare_table_rows",
     "demo_table_rows",
-    "endpoint_hint",
     "fit_widths",
     "format_table",
     "format_trace",
-    "install_hint",
     "invoked_as",
-    "models_hint",
     "one_line",
     "plural",
     "printable",
-    "scheme_hint",
     "terminal_width",
 ]
 
@@ -89,34 +80,6 @@ def invoked_as(argv0: str) -> str:
     """How the user started the command line: "rig-nb" (the console script) or
     "python -m rig_nb"; help texts and hints name commands this way."""
     return "rig-nb" if os.path.basename(argv0) == "rig-nb" else "python -m rig_nb"
-
-
-def install_hint(extra: str, package_dir: Path, cwd: Path) -> str:
-    """The pip command that installs `extra`: editable from a source checkout (a
-    pyproject.toml beside the package directory), from the index otherwise."""
-    root = package_dir.parent
-    if (root / "pyproject.toml").is_file():
-        where = "." if cwd.resolve() == root.resolve() else str(root)
-        return f"pip install -e '{where}[{extra}]'"
-    return f"pip install 'rig_nb[{extra}]'"
-
-
-def scheme_hint(base_url: str) -> str | None:
-    """The base URL with http:// in front when it lacks a scheme and reads as host[:port][/path]
-    (`localhost:8000/v1`), else None. The path is shown only when it is /v1 or empty."""
-    text = base_url.strip()
-    if not text or "://" in text:
-        return None
-    parts = urlsplit("http://" + text)
-    try:
-        parts.port  # noqa: B018  (raises on a port out of range)
-    except ValueError:
-        return None
-    if not parts.hostname or parts.query or parts.fragment or parts.username:
-        return None
-    path = parts.path.rstrip("/")
-    shown = path if path in ("", "/v1") else "/..."
-    return f"http://{parts.netloc}{shown}"
 
 
 def terminal_width() -> int | None:
@@ -345,98 +308,3 @@ class Progress:
         if self.shown:
             self.stream.write("\n")
             self.stream.flush()
-
-
-# --- what to change, when an endpoint cannot be used -------------------------------------
-
-
-class Facts(Protocol):
-    """What a hint may ask about the address the user typed (looked up on demand)."""
-
-    def resolves(self) -> bool: ...
-    def speaks_tls(self) -> bool: ...
-    def route_missing(self) -> bool: ...
-
-
-def address(base_url: str) -> tuple[str, str, int]:
-    """Scheme, host and port of a base URL the Client accepted (default port by scheme)."""
-    parts = urlsplit(base_url.strip())
-    return (
-        parts.scheme,
-        parts.hostname or "",
-        parts.port or (443 if parts.scheme == "https" else 80),
-    )
-
-
-def models_hint(prog: str) -> str:
-    """The hint after a model-not-found error: how to list the names an endpoint knows."""
-    return f"{prog} models --base-url ... lists the model names the endpoint knows"
-
-
-def endpoint_hint(exc: BackendError, facts: Facts, args: Any, route: str) -> str:
-    """One line that says what to change about a failed request; its own message otherwise.
-
-    `args` holds the command's base_url, timeout, deadline, api_key_env and prog (and
-    max_tokens when it has a budget). The line names the host and port the user typed,
-    never the path (gateways put tokens there).
-    """
-    base_url, timeout, deadline = args.base_url, args.timeout, args.deadline
-    scheme, host, port = address(base_url)
-    at = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    message = exc.message
-    if exc.kind == "connect":
-        if not facts.resolves():
-            return f"the host name {host!r} does not resolve: check the host in --base-url"
-        return (
-            f"nothing answers at {at}: check that the server is running and listens "
-            "on that host and port"
-        )
-    if exc.kind == "tls":
-        if facts.speaks_tls():
-            return (
-                f"the TLS handshake with {at} failed: its certificate is not trusted here "
-                "(self-signed, or issued for another name); serve one from a trusted CA"
-            )
-        return f"{at} speaks plain http, not https: use http:// in --base-url"
-    if (exc.kind == "protocol" and scheme == "http" and facts.speaks_tls()) or (
-        exc.status_code == 400 and "https port" in message.lower()
-    ):
-        return f"{at} speaks https, not plain http: use https:// in --base-url"
-    if exc.status_code == 404 and (route == "models" or facts.route_missing()):
-        example = f"{scheme}://{at}/v1"
-        path = urlsplit(base_url.strip()).path.rstrip("/")
-        if path.endswith("/chat/completions"):
-            return (
-                f"--base-url ends in /chat/completions: end it at /v1 (e.g. {example}); "
-                "rig_nb adds /chat/completions itself"
-            )
-        if path in ("", "/v1"):
-            # The user gave the usual root already (a bare host:port gets /v1): no URL to offer.
-            return (
-                f"HTTP 404 from {at}: no {route} route under /v1, where OpenAI-compatible "
-                "servers serve it: check that this host and port are the API server's (one "
-                "that serves the API under another path names that path in its docs)"
-            )
-        return (
-            f"HTTP 404 from {at}: no {route} route under that base URL; "
-            f"it should end at /v1 (e.g. {example})"
-        )
-    if exc.status_code == 404:
-        return f"{message}; {models_hint(args.prog)}"
-    if exc.status_code in (401, 403):
-        fix = (
-            "check the key in" if args.api_key_env else "put the key in a variable and name it with"
-        )
-        return f"{message} ({fix} --api-key-env)"
-    if exc.kind == "timeout":
-        return (
-            f"no data from {at} for {timeout:g} s (--timeout): check that the server answers, "
-            "or raise --timeout if it is slow (still loading a model?)"
-        )
-    if exc.kind == "deadline":
-        lower = ", or lower --max-tokens" if "max_tokens" in args else ""
-        return (
-            f"the request to {at} ran past its deadline of {deadline:g} s (--deadline): "
-            f"raise --deadline{lower}"
-        )
-    return message

@@ -1,0 +1,272 @@
+"""The commands behind `python -m rig_nb`; `cli.parser` parses the arguments, `cli.main` calls them.
+
+The client, compare, capabilities, demo and report modules are imported inside
+each command, never at import time: `--help` and usage errors must not wait for
+the openai SDK. A failure a user can fix is a `CommandError`: one line that
+says what to change, with the host and port the user typed and never the key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import textwrap
+from argparse import Namespace
+from typing import TYPE_CHECKING, Any
+
+from ..dialects import TOOL_CALL_DIALECTS
+from ..errors import BackendError
+from ..wire import TOOL_CHOICES
+from .hints import CommandError, explain, url_problem
+from .text import (
+    DEMO_COLUMNS,
+    DEMO_LEGEND,
+    demo_table_rows,
+    format_table,
+    format_trace,
+    plural,
+    printable,
+    terminal_width,
+)
+
+if TYPE_CHECKING:
+    from ..client import Client
+    from ..trace import Trace
+
+__all__ = [
+    "NO_EXCHANGE",
+    "api_key",
+    "cmd_demo",
+    "cmd_doctor",
+    "cmd_models",
+    "cmd_probe",
+    "cmd_run",
+]
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# The demo's leaky run shown iteration by iteration after the table.
+_LEAKY = "qwen3-no-parser"
+# A failure of these kinds means no request reached a model: nothing to report on.
+NO_EXCHANGE = frozenset({"connect", "tls", "protocol", "timeout", "deadline"})
+# What a run that ended without an answer means, for the line `run` exits 1 with.
+_ENDINGS = {
+    "text_tool_calls": "the model wrote its tool calls as text",
+    "reasoning_only": "the reply held reasoning but no answer",
+    "tool_calls_in_reasoning": "the model wrote its tool calls inside its reasoning",
+    "empty": "the reply was empty",
+}
+
+
+def api_key(var: str | None, where: str = "--api-key-env") -> str:
+    """The key held by the environment variable named `var` ("" when no variable is named)."""
+    if var is None:
+        return ""
+    if not _ENV_NAME.fullmatch(var):
+        # Not echoed: a key pasted here by mistake must not reach the terminal or a log.
+        raise CommandError(f"{where}: takes the name of an environment variable, not a key")
+    value = os.environ.get(var, "")
+    if not value:
+        raise CommandError(f"{where}: environment variable {var!r} is not set or empty")
+    return value
+
+
+def _client(args: Namespace) -> Client:
+    from ..client import Client
+
+    key = api_key(args.api_key_env)
+    try:
+        return Client(args.base_url, key, timeout=args.timeout, deadline=args.deadline)
+    except ValueError as exc:
+        raise CommandError(f"--base-url: {url_problem(args.base_url, exc)}") from None
+
+
+def _wrap(text: str, width: int | None) -> str:
+    return textwrap.fill(text, width) if width else text
+
+
+# --- commands -------------------------------------------------------------------------------
+
+
+def cmd_demo(args: Namespace) -> int:
+    from ..compare import Endpoint, Scenario, compare_rows
+    from ..demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools
+
+    tools = demo_tools()
+    scenarios = [
+        Scenario("probe", kind="probe"),
+        Scenario(
+            "demo", prompt=DEMO_PROMPT, system=DEMO_SYSTEM, tools=tools, max_tokens=args.max_tokens
+        ),
+    ]
+    with DemoServer() as server:
+        where, models = server.base_url, server.models
+        endpoints = [Endpoint(name, where, name) for name in models]
+        rows, traces = compare_rows(endpoints, scenarios=scenarios, stream=args.stream)
+    runs, run_traces = rows[1::2], traces[1::2]
+    how = "streamed, " if args.stream else ""
+    width = terminal_width()
+    print(f"rig_nb demo: {plural(len(models), 'persona')} on the embedded endpoint {where}")
+    print(_wrap(f"prompt: {DEMO_PROMPT}", width))
+    print(
+        _wrap(
+            f"tools: {', '.join(t.name for t in tools)}; max_tokens {args.max_tokens}; {how}"
+            "each persona is probed once, then runs the tool loop.",
+            width,
+        )
+    )
+    print()
+    table = demo_table_rows(rows[0::2], runs, run_traces)
+    print(format_table(table, DEMO_COLUMNS, width=width, cut_first=["answer"]))
+    print(_wrap(DEMO_LEGEND, width))
+    leaky = next(
+        (n for n, r in enumerate(runs) if r["model"] == _LEAKY),
+        next((n for n, r in enumerate(runs) if r["reasoning_shapes"] not in ("", "none")), None),
+    )
+    trace = run_traces[leaky] if leaky is not None else None
+    if trace is not None:
+        print()
+        print(f"Per-iteration trace of {trace.model}: reasoning leaks into content, stripped.")
+        print(format_trace(trace, limit=400))
+    print()
+    print(
+        _wrap(
+            f"Your endpoint: {args.prog} models --base-url URL lists its model names; "
+            f"{args.prog} probe|doctor --base-url URL --model MODEL [--api-key-env VAR] "
+            "checks one.",
+            width,
+        )
+    )
+    return 0
+
+
+def cmd_probe(args: Namespace) -> int:
+    with _client(args) as client:
+        choice = TOOL_CHOICES[args.tool_choice]
+        trace = client.probe_trace(args.model, tool_choice=choice, stream=args.stream)
+        if isinstance(trace.exception, BackendError):
+            raise explain(trace.exception, args, client)
+        where = client.endpoint
+    if trace.outcome == "ok":
+        how = ", streamed" if args.stream else ""
+        print(f"tool calling: yes ({args.model} at {where}, tool_choice {args.tool_choice}{how})")
+        return 0
+    written = _text_calls(trace)
+    if trace.outcome == "NoToolCallingError" and written is not None:
+        print(
+            f"tool calling: no (NoToolCallingError: the reply wrote a tool call as text "
+            f"({written}), not as a tool_calls entry)"
+        )
+        print(
+            f"{args.prog} doctor (same --base-url and --model) names the server-side fix; "
+            f"{args.prog} run --recover-text-tool-calls runs calls written as text"
+        )
+        return 1
+    if trace.outcome in ("NoToolCallingError", "OutputLimitError"):
+        print(printable(f"tool calling: no ({trace.error})"))
+        return 1
+    raise CommandError(trace.error, 1)
+
+
+def _text_calls(trace: Trace) -> str | None:
+    """The tool-call dialects the reply wrote as text, None when it wrote no tool call."""
+    if not trace.iterations or trace.iterations[-1].ending != "text_tool_calls":
+        return None
+    leaks = trace.iterations[-1].leaks
+    names = [d for d in leaks if d in TOOL_CALL_DIALECTS or d == "harmony"]
+    return ",".join(names) or "a tool-call markup"
+
+
+def _replied(trace: Trace) -> bool:
+    return any(
+        it.finish_reason or it.raw_content or it.reasoning_content for it in trace.iterations
+    )
+
+
+def cmd_run(args: Namespace) -> int:
+    from ..loop import RunRequest
+
+    tools: tuple[Any, ...] = ()
+    if args.demo_tools:
+        from ..demo import demo_tools
+
+        tools = demo_tools()
+    request = RunRequest(
+        args.model,
+        args.max_tokens,
+        system=args.system,
+        prompt=args.prompt,
+        tools=tools,
+        max_iterations=args.max_iterations,
+        stream=args.stream,
+        recover_text_tool_calls=args.recover_text_tool_calls,
+        extra_body=args.extra_body,
+    )
+    failure: CommandError | None = None
+    with _client(args) as client:
+        trace = client.run_trace(request)
+        if isinstance(trace.exception, BackendError):
+            failure = explain(trace.exception, args, client)
+        elif trace.exception is not None:
+            failure = CommandError(trace.error, 1)
+        if failure is None and trace.outcome != "ok":
+            failure = CommandError(_not_ok(trace, args.prog), 1)
+        redact = client.redact
+    # A trace with no reply in it (refused connection, 404) says nothing the error does not.
+    if failure is None or _replied(trace):
+        print(trace.to_json(indent=2) if args.json else format_trace(trace, redact=redact))
+    if failure is not None:
+        raise failure
+    return 0
+
+
+def _not_ok(trace: Trace, prog: str) -> str:
+    """The line a run that returned without an answer exits 1 with."""
+    what = _ENDINGS.get(trace.outcome, "the run ended without an answer")
+    line = f"outcome {trace.outcome}: {what}"
+    if trace.outcome == "text_tool_calls":
+        line += (
+            f"; --recover-text-tool-calls runs such calls, and {prog} doctor names the "
+            "server-side fix"
+        )
+    return line
+
+
+def cmd_doctor(args: Namespace) -> int:
+    from ..capabilities import NOT_OPENAI_COMPATIBLE, describe_report, endpoint_report
+
+    with _client(args) as client:
+        try:
+            client.list_models()  # one quick request: an endpoint nobody can reach fails here
+        except BackendError as exc:
+            if exc.kind in NO_EXCHANGE:
+                raise explain(exc, args, client) from None
+        report = endpoint_report(client, args.model, stream=not args.no_stream)
+        foreign = NOT_OPENAI_COMPATIBLE in {c.name for c in report.checks}
+        trace = report.check(NOT_OPENAI_COMPATIBLE if foreign else "tool_choice_auto").trace
+        error = trace.exception if trace is not None else None
+        if isinstance(error, BackendError) and (
+            error.kind in NO_EXCHANGE or error.status_code == 404
+        ):
+            raise explain(error, args, client)
+    print(
+        json.dumps(report.to_dict(), indent=2) if args.json else printable(describe_report(report))
+    )
+    return 1 if foreign else 0
+
+
+def cmd_models(args: Namespace) -> int:
+    with _client(args) as client:
+        try:
+            models = client.list_models()
+        except BackendError as exc:
+            raise explain(exc, args, client, route="models") from None
+    rows = [
+        {"id": str(m.get("id", "")), "owned_by": str(m.get("owned_by", ""))} for m in models.items
+    ]
+    if not rows:
+        print("rig-nb: the endpoint lists no models (its /models list is empty)", file=sys.stderr)
+        return 0
+    print(format_table(rows, ["id", "owned_by"]))
+    return 0

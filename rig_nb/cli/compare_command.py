@@ -1,0 +1,204 @@
+"""The compare command: endpoints from a TOML file, the run, the tables, the files it writes.
+
+Output paths are checked before any request; the results are printed before any file is
+written, and every file is tried whatever became of the one before.
+"""
+
+from __future__ import annotations
+
+import sys
+from argparse import Namespace
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import BackendError
+from .commands import NO_EXCHANGE, api_key
+from .hints import CommandError, explain, install, url_problem
+from .text import (
+    COMPARE_COLUMNS,
+    Progress,
+    compare_table_rows,
+    format_table,
+    plural,
+    printable,
+    terminal_width,
+)
+
+if TYPE_CHECKING:
+    from ..compare import Endpoint
+
+__all__ = ["cmd_compare", "read_endpoints"]
+
+
+def _load_toml(path: str) -> Any:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib  # type: ignore[import-not-found]  # python < 3.11 only
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except OSError as exc:
+        raise CommandError(f"{path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CommandError(f"{path}: invalid TOML: {exc}") from None
+
+
+def read_endpoints(path: str, key_var: str | None = None) -> list[Endpoint]:
+    """The `[[endpoint]]` tables of a compare file; `key_var` is the default `api_key_env`."""
+    from ..client import Client
+    from ..compare import Endpoint
+
+    tables = _load_toml(path).get("endpoint")
+    if not isinstance(tables, list) or not tables:
+        raise CommandError(f"{path}: no [[endpoint]] tables")
+    endpoints: list[Endpoint] = []
+    for n, table in enumerate(tables, 1):
+        where = f"{path}: endpoint {n}"
+        unknown = sorted(set(table) - {"name", "base_url", "model", "api_key_env"})
+        if unknown:
+            hint = " (put the key in an environment variable, name it in api_key_env)"
+            raise CommandError(
+                f"{where}: unknown key {unknown[0]!r}" + (hint if "api_key" in unknown else "")
+            )
+        for key in ("name", "base_url", "model"):
+            if not isinstance(table.get(key), str) or not table[key].strip():
+                raise CommandError(f"{where}: {key!r} must be a non-empty string")
+        if table["name"] in {e.name for e in endpoints}:
+            raise CommandError(f"{where}: duplicate name {table['name']!r}")
+        var = table.get("api_key_env", key_var)
+        if var is not None and not isinstance(var, str):
+            raise CommandError(f"{where}: 'api_key_env' must be a string")
+        key = api_key(var, f"{where}: api_key_env" if "api_key_env" in table else "--api-key-env")
+        try:
+            Client(table["base_url"]).close()
+        except ValueError as exc:
+            raise CommandError(
+                f"{where}: base_url: {url_problem(table['base_url'], exc)}"
+            ) from None
+        endpoints.append(Endpoint(table["name"], table["base_url"], table["model"], key))
+    return endpoints
+
+
+# The files compare writes: option, attribute of args.
+_OUTPUTS = (("--csv", "csv"), ("--html", "html"), ("--traces", "traces"))
+
+
+def _check_outputs(args: Namespace) -> None:
+    """Each output path names a file that can be written, and no two name the same one."""
+    from ..report import check_path
+
+    seen: dict[Path, str] = {}
+    for option, attr in _OUTPUTS:
+        path = getattr(args, attr)
+        if not path:
+            continue
+        try:
+            target = check_path(path, write=True).resolve()
+        except ValueError as exc:
+            raise CommandError(f"{option}: {exc}") from None
+        if target in seen:
+            raise CommandError(f"{option}: {path} is also the {seen[target]} file")
+        seen[target] = option
+
+
+def _write(option: str, what: str, path: str, save: Callable[[], None]) -> bool:
+    """Write one output file; a failure is one line on stderr, and False."""
+    try:
+        save()
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        if str(Path(path)) not in reason:
+            reason = f"{path}: {reason}"
+        print(f"rig-nb: {option}: {reason}", file=sys.stderr)
+        return False
+    print(f"wrote {what} to {path}", file=sys.stderr)
+    return True
+
+
+def _endpoint_hints(args: Namespace, endpoints: list[Endpoint], frame: Any) -> None:
+    """For an endpoint no run got through to, say once what to change, as probe would."""
+    from ..client import Client
+
+    per = len(frame) // len(endpoints)
+    traces = frame.attrs["traces"]
+    for n, endpoint in enumerate(endpoints):
+        mine = range(n * per, (n + 1) * per)
+        if (frame["outcome"][n * per : (n + 1) * per] == "ok").any():
+            continue
+        errors = [traces[i].exception for i in mine if i in traces]
+        first = next((e for e in errors if isinstance(e, BackendError)), None)
+        if first is None or not (first.kind in NO_EXCHANGE or first.status_code == 404):
+            continue
+        where = Namespace(
+            base_url=endpoint.base_url,
+            timeout=args.timeout,
+            deadline=args.deadline,
+            api_key_env=None,
+            prog=args.prog,
+        )
+        if first.status_code == 404:
+            # A wrong path or a misspelled model: the model list tells which (one request).
+            with Client(
+                endpoint.base_url, endpoint.api_key, timeout=args.timeout, deadline=args.deadline
+            ) as client:
+                hint = explain(first, where, client)
+        else:
+            hint = explain(first, where, None)
+        print(f"rig-nb: endpoint {endpoint.name!r}: {hint}", file=sys.stderr)
+
+
+def cmd_compare(args: Namespace) -> int:
+    endpoints = read_endpoints(args.file, args.api_key_env)
+    _check_outputs(args)
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        raise CommandError(f"compare needs pandas: {install('notebook')}", 1) from None
+    from ..compare import compare, summarize
+    from ..report import save_html, save_traces
+
+    progress = Progress(sys.stderr) if sys.stderr.isatty() else None
+    try:
+        frame = compare(
+            endpoints,
+            repeats=args.repeats,
+            stream=args.stream,
+            concurrency=args.concurrency,
+            progress=progress or False,
+            timeout=args.timeout,
+            deadline=args.deadline,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+    traces = [frame.attrs["traces"][n] for n in sorted(frame.attrs["traces"])]
+    # The results first: a file that cannot be written must not hide them.
+    if args.json:
+        print(frame.to_json(orient="records", indent=2))
+    else:
+        width = terminal_width()
+        rows = frame.astype(object).where(frame.notna(), None).to_dict("records")
+        print("summary: runs ok / runs, and the median latency, per scenario and endpoint")
+        print(printable(summarize(frame).to_string(line_width=width)))
+        print()
+        table = compare_table_rows(rows)
+        print(format_table(table, COMPARE_COLUMNS, width=width, cut_first=["error"]))
+    sys.stdout.flush()
+    written = True  # each file is tried, whatever became of the one before
+    if args.csv:
+        rows_n = plural(len(frame), "row")
+        written &= _write("--csv", rows_n, args.csv, lambda: frame.to_csv(args.csv, index=False))
+    if args.html:
+        written &= _write("--html", "the report", args.html, lambda: save_html(frame, args.html))
+    if args.traces:
+        traces_n = plural(len(traces), "trace")
+        written &= _write(
+            "--traces", traces_n, args.traces, lambda: save_traces(traces, args.traces)
+        )
+    _endpoint_hints(args, endpoints, frame)
+    failed = int((frame["outcome"] != "ok").sum())
+    if failed:
+        print(f"rig-nb: {failed} of {plural(len(frame), 'run')} not ok", file=sys.stderr)
+    return 1 if failed or not written else 0
