@@ -263,6 +263,21 @@ def check_leaks(nb: Any, personas: dict[str, Any]) -> None:
     assert len(calls) == len(set(calls)) > 0  # the drafted call ran once
     decoded = frame(cell_outputs(nb, "decode_json_object(text)"))
     assert column(decoded, "persona") == list(personas)
+    replay = {(r["persona"], r["replay"]): r for r in frame(cell_outputs(nb, "REPLAYS = {"))}
+    off, on = replay["deepseek-thinking-tools", "off"], replay["deepseek-thinking-tools", "on"]
+    assert (off["outcome"], on["outcome"]) == ("BackendError", "ok")
+    assert "Missing `reasoning_content` field" in off["answer or error"]
+    assert on["replayed"] == "reasoning_content,reasoning_content" and off["replayed"] == ""
+    lost, kept = replay["vllm-reads-reasoning", "off"], replay["vllm-reads-reasoning", "on"]
+    assert int(kept["tool calls"]) > int(lost["tool calls"])
+    assert "no longer know" in lost["answer or error"] and "add(21, 4)" in kept["answer or error"]
+    doctor = {
+        (r["persona"], r["check"]): r["verdict"] for r in frame(cell_outputs(nb, "doctor = []"))
+    }
+    assert doctor["vllm-reads-reasoning", "reasoning_replay"] == "rendered via reasoning"
+    assert doctor["deepseek-thinking-tools", "reasoning_replay"] == "rendered via reasoning_content"
+    assert doctor["honors-thinking-switch", "thinking_switch"] == "honored"
+    assert doctor["ignores-thinking-switch", "thinking_switch"] == "ignored"
     assert '{"country": "France", "capital": "Paris"}' in column(decoded, "decode_json_object")
     assert "TextareaModel" in widget_models(nb)  # LeakLab
     state = nb.metadata["widgets"][WIDGET_STATE]["state"].values()
