@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._advice import advice
-from .dialects import TOOL_CALL_DIALECTS
 from ._boundary import CancelFlag, Progress, request_scope
+from .api_parity import api_parity
+from .dialects import TOOL_CALL_DIALECTS
 from .errors import BackendError, Cancelled, RigError
 from .record import finalizing, record_round
 from .structured_checks import STRUCTURED_CHECKS, structured_output_check
@@ -74,6 +75,7 @@ CHECKS = (
     "reasoning_tokens_reported",
     *THINKING_CHECKS,
     *STRUCTURED_CHECKS,
+    "api_parity",
 )
 # The one check of an address that does not serve the API: no other check is made.
 NOT_OPENAI_COMPATIBLE = "not_openai_compatible"
@@ -378,8 +380,8 @@ def endpoint_report(
 
 
 # Requests after the stream parity pair: reasoning_replay (3), thinking_switch (2),
-# structured_output (1). Progress counts what was sent when it differs.
-_LATER_REQUESTS = 6
+# structured_output (1), api_parity (2). Progress counts what was sent when it differs.
+_LATER_REQUESTS = 8
 # Verdicts that only say nothing was found: after a cancel, they say it was not looked for.
 _UNJUDGED = frozenset({"no", "none", "n/a", "not checked"})
 # These name findings gathered over several replies; their trace is only the one shown.
@@ -482,6 +484,11 @@ def _report(client: Client, model: str, *, stream: bool) -> EndpointReport:
     # Up to 5 more requests; these two checks carry their own advice.
     checks.extend(reasoning_checks(client, model, server, location))
     checks.append(structured_output_check(client, model, server))
+    # Two more requests: the probe and the question over /responses.
+    verdict, evidence, fix, trace = api_parity(
+        client, model, server, lambda c: _ask(c, model, False)[0], plain, probes["auto"]
+    )
+    checks.append(Check("api_parity", verdict, _cut(evidence), fix, trace))
     return EndpointReport(model=model, server=server, checks=checks)
 
 

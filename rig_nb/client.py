@@ -9,6 +9,7 @@ and a `deadline` on the whole request, retries and streamed bodies included.
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 import ssl
@@ -203,6 +204,15 @@ class Client:
 
     def __repr__(self) -> str:
         return f"Client(endpoint={self.endpoint!r})"
+
+    def over(self, api: str) -> Client:
+        """This endpoint over another wire ("chat" or "responses"): the same credentials,
+        limits and connection pool. Close the original, not the copy."""
+        if api not in APIS:
+            raise ValueError('api must be "chat" (/chat/completions) or "responses" (/responses)')
+        twin = copy.copy(self)
+        twin.api = api
+        return twin
 
     def close(self) -> None:
         self._sdk.close()

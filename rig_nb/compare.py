@@ -29,6 +29,7 @@ from .redact import Redactor
 from .scenarios import (
     ADD_TOOL,
     DEFAULT_SCENARIOS,
+    EVALUATION_SCENARIOS,
     NOT_AN_ANSWER,
     RUNNERS,
     Endpoint,
@@ -47,6 +48,7 @@ __all__ = [
     "ADD_TOOL",
     "COLUMNS",
     "DEFAULT_SCENARIOS",
+    "EVALUATION_SCENARIOS",
     "NOT_AN_ANSWER",
     "RUNNERS",
     "Endpoint",
@@ -57,6 +59,7 @@ __all__ = [
     "compare_rows",
     "run_scenario",
     "summarize",
+    "summary_cell",
 ]
 
 COLUMNS = [
@@ -125,7 +128,11 @@ class _Runs:
             if client is None:
                 endpoint = self._endpoints[index]
                 client = Client(
-                    endpoint.base_url, endpoint.api_key, timeout=timeout, deadline=deadline
+                    endpoint.base_url,
+                    endpoint.api_key,
+                    timeout=timeout,
+                    deadline=deadline,
+                    api=endpoint.api,
                 )
                 self._clients[index] = client
             return client
@@ -386,8 +393,24 @@ def _frame(rows: list[dict[str, Any]], traces: list[Trace | None]) -> pd.DataFra
     return cast("pd.DataFrame", df)
 
 
+def summary_cell(ok: int, n: int, median: float) -> str:
+    """One cell of `summarize`: "k/n ok", the marks, the median latency.
+
+    With more than one repeat, `pass^n` marks a cell where every repeat was ok
+    and `flaky` one where some were and some were not ("2/3 ok" is neither
+    broken nor fine).
+    """
+    marks = ""
+    if n > 1 and ok == n:
+        marks = f", pass^{n}"
+    elif 0 < ok < n:
+        marks = ", flaky"
+    return f"{ok}/{n} ok{marks}, {median:.2f} s"
+
+
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per scenario, one column per endpoint: "k/n ok" and the median latency."""
+    """One row per scenario, one column per endpoint: "k/n ok", `pass^k` when every one of
+    k > 1 repeats was ok or `flaky` when only some were, and the median latency."""
     import pandas as pd
 
     # A bare copy of the four columns: derived frames of df would deep-copy df.attrs each time.
@@ -401,8 +424,11 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     endpoints = list(dict.fromkeys(frame["endpoint"]))
     cells = {
         e: [
-            f"{int(stats.at[(s, e), 'ok'])}/{int(stats.at[(s, e), 'n'])} ok, "
-            f"{float(stats.at[(s, e), 'median']):.2f} s"
+            summary_cell(
+                int(stats.at[(s, e), "ok"]),
+                int(stats.at[(s, e), "n"]),
+                float(stats.at[(s, e), "median"]),
+            )
             if (s, e) in stats.index
             else ""
             for s in scenarios

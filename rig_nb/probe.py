@@ -59,6 +59,7 @@ def probe(
         "max_tokens": PROBE_MAX_TOKENS,
         "tool_choice": tool_choice,
         "tools": ["ping"],
+        "api": client.api,
     }
     trace.iterations.clear()
     it = Iteration(index=0, messages=list(messages))

@@ -50,6 +50,8 @@ class Endpoint:
     base_url: str
     model: str
     api_key: str = field(default="", repr=False)
+    # The wire: "chat" (/chat/completions) or "responses" (/responses).
+    api: str = "chat"
 
 
 @dataclass(frozen=True)
@@ -274,7 +276,11 @@ def run_scenario(
             raise ValueError(invalid)
         if client is None:
             client = own = Client(
-                endpoint.base_url, endpoint.api_key, timeout=timeout, deadline=deadline
+                endpoint.base_url,
+                endpoint.api_key,
+                timeout=timeout,
+                deadline=deadline,
+                api=endpoint.api,
             )
         start = time.perf_counter()
         if scenario.stream is None:

@@ -83,7 +83,8 @@ def report_of(fake: FakeServer, **kw: Any) -> tuple[Any, list[RecordedRequest]]:
 def test_every_check_is_there_within_the_request_budget() -> None:
     report, requests = report_of(FakeServer())
     assert [c.name for c in report.checks] == list(CHECKS)
-    assert len(requests) <= 13  # DESIGN says 12: 7 + 5 (reasoning) + 1 (structured_output)
+    # DESIGN says 12: 7 + 5 (reasoning) + 1 (structured_output) + 2 (api_parity)
+    assert len(requests) <= 15
     assert report.model == "m"
     verdicts = {c.name: c.verdict for c in report.checks}
     assert verdicts == {
@@ -99,6 +100,8 @@ def test_every_check_is_there_within_the_request_budget() -> None:
         "structured_output": "ignored",
         "reasoning_replay": "ignored",
         "thinking_switch": "n/a",
+        "api_parity": "differs: question: fails only over responses (reply error); "
+        "probe: fails only over responses (reply error)",
     }
     assert report.check("tool_choice_unset").advice.startswith("this endpoint only calls tools")
     assert report.check("reasoning_tokens_reported").advice == ""  # no reasoning seen
@@ -287,6 +290,7 @@ def test_failed_requests_never_read_as_findings(get: Response, post: Response) -
         "structured_output": f"error {status}",
         "reasoning_replay": f"error {status}",
         "thinking_switch": f"error {status}",
+        "api_parity": f"error {status}",
     }
     assert [c.advice for c in report.checks] == [""] * len(CHECKS)
 

@@ -7,7 +7,8 @@
 
 A real HTTP server on 127.0.0.1 (random free port unless `port` is given, one
 thread per connection, TCP_NODELAY) serving `POST /v1/chat/completions` and
-`GET /v1/models` (and `/v1/models/<id>`). Each model is a `Persona`
+`GET /v1/models` (and `/v1/models/<id>`), and every persona on `POST /v1/responses`
+too (`rig_nb.demo.responses_route`). Each model is a `Persona`
 (`rig_nb.demo.kit`) that reproduces reply shapes reported from real self-hosted
 servers, deterministically from what the request holds
 (`rig_nb.demo.personas`, `rig_nb.demo.dialect_personas`); the `*-recorded`
@@ -38,6 +39,7 @@ from ..tool import Tool, tool
 from .kit import Persona, Said, Stream, Turn
 from .personas import XSS_IMG, XSS_SCRIPT, default_personas
 from .replay import recorded_personas
+from .responses_route import answer_responses
 
 __all__ = [
     "DEMO_PROMPT",
@@ -193,10 +195,19 @@ class DemoServer(LoopbackServer):
             if name not in self.personas:
                 return _error(404, f"model {name!r} not found", "not_found_error")
             return self._model(name)
-        if path != "/v1/chat/completions":
+        if path not in ("/v1/chat/completions", "/v1/responses"):
             return _error(404, f"no route for {request.method} {path or '/'}", "not_found_error")
         if request.method != "POST":
             return _error(405, f"method {request.method} not allowed on {path}")
+        if path == "/v1/responses":
+            return answer_responses(
+                request.body,
+                self.personas,
+                not_found=lambda name: _error(404, f"model {name!r} not found", "not_found_error"),
+                piece_chars=_PIECE_CHARS,
+                interval=self.stream_interval,
+                first_delay=self.stream_first_delay,
+            )
         try:
             body = json.loads(request.body)
         except (ValueError, RecursionError):

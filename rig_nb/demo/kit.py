@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..testing import Response, chat_reply
+from ..wire import REASONING_FIELDS
 from .wording import answer_without_tools, count_words, deliberation, short, truncate_words
 
 __all__ = [
@@ -144,6 +145,11 @@ class Turn:
         # Streamed or not, a request gets the same reply (ids included): the digest leaves
         # out how the reply is delivered.
         asked = {k: v for k, v in request.items() if k not in ("stream", "stream_options")}
+        # Nor which field reasoning came back in (over /responses it is a reasoning item).
+        asked["messages"] = [
+            {("reasoning" if k in REASONING_FIELDS else k): v for k, v in m.items()}
+            for m in messages
+        ]
         digest = hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()
         system = "\n".join(_text_of(m.get("content")) for m in messages if m["role"] == "system")
         return cls(

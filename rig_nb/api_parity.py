@@ -1,0 +1,110 @@
+"""The doctor's `api_parity` check: the probe and the reasoning question over both wires.
+
+The chat side is what the report already asked; this sends the same two requests over
+`/responses` (two more requests) and compares how each turn ended, where reasoning
+went, tool calls, finish, leaks and usage. Verdicts: `same`, `differs: ...`, or
+`responses unsupported (STATUS)` when the route is not there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .errors import BackendError
+
+if TYPE_CHECKING:
+    from .client import Client
+    from .trace import Iteration, Trace
+
+__all__ = ["api_parity"]
+
+# Statuses that say "no such route" rather than "this request failed".
+_NOT_HERE = frozenset({404, 405, 501})
+_ADVICE_UNSUPPORTED = (
+    'the server has no /v1/responses: keep api="chat", or upgrade to a server that has it '
+    "(vLLM, llama.cpp's llama-server, Ollama >= 0.13.3, LM Studio, a LiteLLM proxy)"
+)
+_ADVICE_DIFFERS = {
+    "llama.cpp": "llama-server converts /v1/responses to chat internally: it reports every "
+    "reply as completed (no incomplete at the budget) and prefixes call ids with call_; "
+    'prefer api="chat" where endings matter',
+    "vllm": "vLLM's Responses route parses reasoning and tool calls apart from chat "
+    "(vllm#36435, vllm#43395): start it with the same --reasoning-parser and "
+    "--tool-call-parser, and prefer the wire whose row is clean",
+    "": "the Responses route of this server handles replies differently from chat: run the "
+    "agent over the wire whose row is clean",
+}
+
+
+def _where(it: Iteration) -> str:
+    if it.reasoning_content:
+        return "field"
+    return "content" if it.reasoning_shape != "none" else "none"
+
+
+def _status(trace: Trace) -> str:
+    exc = trace.exception
+    if isinstance(exc, BackendError) and exc.status_code is not None:
+        return f"HTTP {exc.status_code}"
+    if isinstance(exc, BackendError):
+        return f"{exc.kind} error"
+    return type(exc).__name__ if exc is not None else "error"
+
+
+def _compare(label: str, chat: Trace, responses: Trace) -> list[str]:
+    if not chat.iterations or not responses.iterations:
+        return []
+    a, b = chat.iterations[-1], responses.iterations[-1]
+    if a.ending == "error" and b.ending == "error":
+        return []
+    if (a.ending == "error") != (b.ending == "error"):
+        which = f"responses ({_status(responses)})" if b.ending == "error" else "chat"
+        return [f"{label}: fails only over {which}"]
+    diffs = []
+    if a.ending != b.ending:
+        diffs.append(f"{label}: ends {a.ending} over chat, {b.ending} over responses")
+    if _where(a) != _where(b):
+        diffs.append(f"{label}: reasoning in {_where(a)} over chat, {_where(b)} over responses")
+    if a.leaks != b.leaks:
+        leaks = [",".join(it.leaks) or "none" for it in (a, b)]
+        diffs.append(f"{label}: leaks {leaks[0]} over chat, {leaks[1]} over responses")
+    if a.finish_reason != b.finish_reason:
+        diffs.append(f"{label}: finish {a.finish_reason} vs {b.finish_reason}")
+    for key in ("reasoning_tokens", "completion_tokens"):
+        if (key in a.usage) != (key in b.usage):
+            side = "chat" if key in a.usage else "responses"
+            diffs.append(f"{label}: {key} reported only over {side}")
+    return diffs
+
+
+def api_parity(
+    client: Client,
+    model: str,
+    server: str,
+    ask: Callable[[Client], Trace],
+    chat_question: Trace,
+    chat_probe: Trace,
+) -> tuple[str, str, str, Trace]:
+    """`api_parity`'s (verdict, evidence, advice, trace) from the chat traces the report has
+    and the same two requests over `/responses` (`ask(client)` asks the reasoning question)."""
+    chat = [chat_question, chat_probe]
+    if all(not t.iterations or t.iterations[-1].ending == "error" for t in chat):
+        # Nothing to compare against: the check says what the other checks say.
+        failed = next((t for t in chat if isinstance(t.exception, BackendError)), None)
+        status = failed.exception.status_code if failed is not None else None  # type: ignore[union-attr]
+        verdict = f"error {status}" if status is not None else "error"
+        return (verdict, "every chat request failed", "", chat_probe)
+    other = client.over("responses")
+    probe = other.probe_trace(model)
+    exc = probe.exception
+    if isinstance(exc, BackendError) and exc.status_code in _NOT_HERE:
+        verdict = f"responses unsupported ({exc.status_code})"
+        return (verdict, "the probe over /responses", _ADVICE_UNSUPPORTED, probe)
+    question = ask(other)
+    diffs = _compare("question", chat_question, question) + _compare("probe", chat_probe, probe)
+    if not diffs:
+        evidence = "the probe and the question end the same over chat and responses"
+        return ("same", evidence, "", question)
+    advice = _ADVICE_DIFFERS.get(server, _ADVICE_DIFFERS[""])
+    return ("differs: " + "; ".join(diffs), "", advice, question)
