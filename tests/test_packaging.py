@@ -83,15 +83,18 @@ def test_every_import_is_declared() -> None:
         if group not in DEVELOPMENT_EXTRAS
         for r in requirements
     }
-    to_distributions = importlib.metadata.packages_distributions()
+    to_distributions: dict[str, list[str]] = {}
     missing = []
     for name, modules in sorted(imports().items()):
         if name in sys.stdlib_module_names or name in LATER_STDLIB or name == "rig_nb":
             continue
-        candidates = DISTRIBUTIONS.get(name) or to_distributions.get(name) or [name]
-        names = {normalized(c) for c in candidates}
+        names = {normalized(c) for c in DISTRIBUTIONS.get(name, [name])}
         core_only = modules.isdisjoint(EXTRA_SIDE)
         declared = core if core_only else core | extras
+        if not names & declared:
+            # Listing what every installed distribution provides takes a second: only here.
+            to_distributions = to_distributions or importlib.metadata.packages_distributions()
+            names |= {normalized(c) for c in to_distributions.get(name, [])}
         if not names & declared:
             where = "the dependencies" if core_only else "the dependencies or an extra"
             missing.append(f"{name} ({' or '.join(sorted(names))}) in {where}: {sorted(modules)}")
