@@ -11,6 +11,7 @@ The tree, drawn once::
     +-- InvalidJSONError          '{' present, but no candidate parsed as an object
     +-- BackendError              transport or API failure ("ai backend: ..."); .kind says which
     +-- SkillError                broken or duplicate skill files
+    +-- Cancelled                 the caller cancelled the work (a notebook's Cancel button)
 
 Foreign exceptions (openai, httpx) are mapped to these in one place,
 `rig_nb._backend_errors.backend_error`; a BackendError never carries the base URL or
@@ -38,6 +39,7 @@ __all__ = [
     "KINDS",
     "Kind",
     "BackendError",
+    "Cancelled",
     "IterationLimitError",
     "InvalidJSONError",
     "NoToolCallingError",
@@ -128,3 +130,9 @@ class SkillError(RigError):
     """One or more skill files are broken or duplicated; the message names each."""
 
     default_message = "broken skill files"
+
+
+class Cancelled(RigError):
+    """The caller cancelled the work: no request was sent after it, the one in flight was cut."""
+
+    default_message = "cancelled"

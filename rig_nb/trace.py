@@ -136,10 +136,6 @@ class Iteration:
     reasoning_leaks: list[str] = field(default_factory=list)
 
     @property
-    def tokens(self) -> Usage:
-        return Usage.of(self.usage)
-
-    @property
     def decode_tok_s(self) -> float | None:
         """Completion tokens per second after the first token (streamed replies only)."""
         tokens = self.usage.get("completion_tokens")
@@ -216,13 +212,8 @@ class Trace:
         return list(dict.fromkeys(name for it in self.iterations for name in it.leaks))
 
     def usage(self) -> Usage:
-        """Token counts summed over the iterations."""
-        return sum((it.tokens for it in self.iterations), Usage())
-
-    def usage_totals(self) -> dict[str, int]:
-        """prompt_tokens and completion_tokens summed over the iterations (missing counts as 0)."""
-        total = self.usage()
-        return {"prompt_tokens": total.prompt_tokens, "completion_tokens": total.completion_tokens}
+        """Token counts summed over the iterations (each iteration's `usage` as reported)."""
+        return sum((Usage.of(it.usage) for it in self.iterations), Usage())
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -277,16 +268,16 @@ class Trace:
                 "reasoning_content": it.reasoning_content,
                 "tool_calls": len(it.tool_calls),
                 "tool_names": ",".join(c.name for c in it.tool_calls),
-                "prompt_tokens": it.tokens.prompt_tokens,
-                "completion_tokens": it.tokens.completion_tokens,
-                "reasoning_tokens": it.tokens.reasoning_tokens,
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+                "reasoning_tokens": usage.reasoning_tokens,
                 "latency_s": it.latency_s,
                 "ttft_s": it.ttft_s,
                 "decode_tok_s": it.decode_tok_s,
                 "streamed": it.streamed,
                 "error": it.error,
             }
-            for it in self.iterations
+            for it, usage in ((it, Usage.of(it.usage)) for it in self.iterations)
         ]
         df: pd.DataFrame = pandas.DataFrame(rows, columns=ITERATION_COLUMNS)
         return df

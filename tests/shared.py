@@ -22,6 +22,13 @@ REASONING_PERSONAS = [
     "ignores-thinking-switch",
     "honors-thinking-switch",
 ]
+EVALUATION_PERSONAS = [
+    "vllm-json-in-reasoning",
+    "lmstudio-json-in-reasoning",
+    "vllm-json-thinking-off",
+    "schema-ignored",
+    "agent-shape-text-calls",
+]
 PERSONAS = [
     "well-behaved",
     "qwen3-no-parser",
@@ -34,6 +41,7 @@ PERSONAS = [
     "html-injector",
     *DIALECT_PERSONAS,
     *REASONING_PERSONAS,
+    *EVALUATION_PERSONAS,
     "llama-server-deepseek-recorded",
     "llama-server-none-recorded",
     "llama-server-skip-recorded",

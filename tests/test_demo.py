@@ -157,6 +157,11 @@ DEMO_RUNS = [
     _row("vllm-reads-reasoning", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     _row("ignores-thinking-switch", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     _row("honors-thinking-switch", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    _row("vllm-json-in-reasoning", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    _row("lmstudio-json-in-reasoning", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    _row("vllm-json-thinking-off", CALL, "ok", "answer", [NONE] * 3, {"closed"}, 3),
+    _row("schema-ignored", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    _row("agent-shape-text-calls", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     # Real llama-server replies: SmolLM2 under a Qwen3-style template that opens <think>.
     _row(
         "llama-server-deepseek-recorded",

@@ -450,7 +450,8 @@ def test_probe_panel_probes_the_endpoint_it_is_given(demo: DemoServer) -> None:
 
 def test_probe_panel_full_report_shows_the_fix(demo: DemoServer) -> None:
     panel = ProbePanel(demo.base_url, "qwen3-no-parser")
-    panel.report_button.click()
+    panel.report_button.click()  # returns at once: the report runs on a worker thread
+    assert panel.wait(timeout=60)
     report = panel.last_report
     assert report is not None
     assert report.check("reasoning_location").verdict == "content:unopened"
@@ -461,6 +462,7 @@ def test_probe_panel_full_report_shows_the_fix(demo: DemoServer) -> None:
 def test_probe_panel_reports_the_error_class(demo: DemoServer) -> None:
     panel = ProbePanel(demo.base_url, "hermes-text-tools")
     panel.button.click()
+    assert panel.wait(timeout=60)
     assert panel.verdict.value.startswith("no tool calling")
     assert panel.error_class.value == "error class: NoToolCallingError"
     panel.model.value = "budget-think"
@@ -476,6 +478,7 @@ def test_probe_panel_key_never_shows() -> None:
         panel = ProbePanel(s.base_url, "m")
         panel.key.value = SECRET
         panel.button.click()
+        assert panel.wait(timeout=60)
         assert s.requests[0].headers["authorization"] == f"Bearer {SECRET}"
         assert panel.key.value == ""
         assert panel.error_class.value == "error class: BackendError"

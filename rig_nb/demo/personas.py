@@ -18,6 +18,7 @@ from typing import Any
 
 from ..testing import Response
 from .dialect_personas import dialect_personas
+from .evaluation_personas import evaluation_personas
 from .kit import Persona, Said, Stream, Turn, count_words, short
 from .reasoning_personas import reasoning_personas
 
@@ -300,4 +301,5 @@ def default_personas() -> list[Persona]:
         HtmlInjector(),
         *dialect_personas(),
         *reasoning_personas(),
+        *evaluation_personas(),
     ]

@@ -31,7 +31,7 @@ from .._html import (
     preview,
     table_html,
 )
-from ..trace import Iteration, ToolCallRecord, Trace
+from ..trace import Iteration, ToolCallRecord, Trace, Usage
 from .files import write_file
 
 if TYPE_CHECKING:
@@ -74,7 +74,10 @@ dl.kv{display:grid;grid-template-columns:fit-content(40%) minmax(0,1fr);gap:0 12
 font-size:12px}
 dl.kv dt,dl.kv dd{margin:0;overflow-wrap:anywhere}dl.kv dt{color:#555}
 """
-_MATRIX_NOTE = "each cell: runs that passed / runs, and the median latency"
+_MATRIX_NOTE = (
+    "each cell: runs that passed / runs (pass^k: all k repeats passed; flaky: some did, "
+    "some did not), and the median latency"
+)
 _CELL_CHARS = 160
 _WRAP_CHARS = 32  # a longer cell of the rows table wraps (in 12 to 28em); shorter ones do not
 _LINE_CHARS = 500  # one-line facts (ids, names, summaries) from a trace file can be any length
@@ -129,7 +132,8 @@ def _call_html(call: ToolCallRecord) -> str:
 
 
 def _iteration_html(it: Iteration, prev: Iteration | None) -> str:
-    tokens = f"{it.tokens.prompt_tokens}/{it.tokens.completion_tokens}"
+    usage = Usage.of(it.usage)
+    tokens = f"{usage.prompt_tokens}/{usage.completion_tokens}"
     bits = [f"#{it.index}", it.ending or "-", f"finish {it.finish_reason or '-'}"]
     bits += [it.reasoning_shape] + ([f"leaks {','.join(it.leaks)}"] if it.leaks else [])
     bits += [f"tokens {tokens}", f"{it.latency_s:.2f} s"] + (["error"] if it.error else [])

@@ -48,7 +48,15 @@ EXPLANATIONS: dict[str, str] = {
         "The run ended with no answer: the reply held only reasoning (in a reasoning field, or "
         "stripped from the content). The answer may sit inside the reasoning."
     ),
+    "json_in_reasoning": (
+        "The run ended with no answer and a JSON object in the reasoning: a server asked for "
+        "structured output with reasoning on put the JSON there and left content empty."
+    ),
     "empty": "The run ended with an empty reply: no content, no reasoning, no tool call.",
+    "wrong_answer": (
+        "The run ended in an answer that does not name what the scenario's last step "
+        "returned (the agentic scenario: the tracking number): a step was skipped or guessed."
+    ),
     "text_tool_calls": (
         "The model wrote its tool calls as text in the content instead of making them: the "
         "server's tool-call parser is off or does not know the model's format. "
@@ -98,8 +106,11 @@ def _rate_style(cell: str) -> str:
 
 
 def _two_lines(cell: str) -> str:
-    """ "3/3 ok, 0.05 s" as two escaped lines: the pass rate, then the median latency."""
-    rate, _, latency = cell.partition(", ")
+    """ "3/3 ok, pass^3, 0.05 s" as two escaped lines: the pass rate with its mark
+    (`pass^k`, `flaky`), then the median latency."""
+    rate, _, latency = cell.rpartition(", ")
+    if not rate:
+        rate, latency = latency, ""
     return esc(rate) + (f"<br>{esc(latency)}" if latency else "")
 
 
@@ -167,7 +178,10 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
         if "outcome" not in self.df.columns or self.df.empty:
             return f"{len(self.df)} rows"
         ok = int((self.df["outcome"] == "ok").sum())
-        return f"{ok}/{len(self.df)} runs ok; each cell: runs ok / runs, median latency"
+        return (
+            f"{ok}/{len(self.df)} runs ok; each cell: runs ok / runs, median latency; "
+            "pass^k: all k repeats ok; flaky: some repeats ok, some not"
+        )
 
     def _legend(self) -> str:
         if "outcome" not in self.df.columns:

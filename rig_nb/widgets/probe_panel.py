@@ -10,12 +10,15 @@ endpoint, never the panel.
 from __future__ import annotations
 
 import re
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as widgets
 
+from .._boundary import request_scope
 from .._html import esc
-from ..capabilities import endpoint_report
+from ..capabilities import EndpointReport, endpoint_report
 from ..client import Client
 from ..errors import RigError
 from ..redact import Redactor
@@ -34,6 +37,7 @@ VERDICTS = {
     "BackendError": "the endpoint rejected the request or could not be reached",
     "ResponseTooLargeError": "the reply was larger than the response cap",
     "ValueError": "the base URL or model is not usable",
+    "Cancelled": "cancelled: the probe was stopped before its reply came",
 }
 _COLORS = {"ok": "green", "OutputLimitError": "darkorange"}
 TOOL_CHOICE_OPTIONS: list[tuple[str, str | None]] = [
@@ -77,7 +81,15 @@ class SecretField(widgets.Password):  # type: ignore[misc]
 
 
 class ProbePanel(widgets.VBox):  # type: ignore[misc]
-    """Base URL, model, key, Probe and Full report buttons, the verdict and the report table.
+    """Base URL, model, key, Probe, Full report and Cancel buttons, progress, verdict, report.
+
+    Probe and Full report run on a worker thread: the click handler returns at
+    once and the kernel stays free. The progress line counts requests done of
+    planned; Cancel (`cancel()`) ends the work at the next request boundary (the
+    request in flight ends, or is cut by the deadline) and the report keeps what
+    was found. One piece of work runs at a time: a click while one runs does
+    nothing. The worker changes widgets only by setting their values (never
+    through an Output context, which belongs to the kernel's thread).
 
     A key typed into the box is moved into memory on use and the box cleared,
     so it is not left in widget state a notebook could save; a key passed in
@@ -115,27 +127,39 @@ class ProbePanel(widgets.VBox):  # type: ignore[misc]
         self.stream = widgets.Checkbox(value=stream, description="stream", indent=False)
         self.button = widgets.Button(description="Probe", button_style="primary", icon="search")
         self.report_button = widgets.Button(description="Full report", icon="stethoscope")
+        self.cancel_button = widgets.Button(
+            description="Cancel", icon="stop", disabled=True, tooltip="stop after this request"
+        )
+        self.progress = widgets.Label(value="", layout=widgets.Layout(**_HIDDEN))
         self.verdict = widgets.Label(value="", layout=widgets.Layout(**_HIDDEN))
         self.error_class = widgets.Label(value="", layout=widgets.Layout(**_HIDDEN))
         self.message = widgets.Label(value="", layout=widgets.Layout(**_HIDDEN))
         self.report = widgets.HTML(value="", layout=widgets.Layout(**_HIDDEN))
-        self.last_report: Any = None
+        self.last_report: EndpointReport | None = None
+        self.last_outcome = ""
+        self.worker: threading.Thread | None = None
+        self._cancel = threading.Event()
+        self._lock = threading.Lock()
         self._set_key_placeholder()
-        buttons = widgets.HBox([self.tool_choice, self.stream, self.button, self.report_button])
+        buttons = widgets.HBox(
+            [self.tool_choice, self.stream, self.button, self.report_button, self.cancel_button]
+        )
         super().__init__(
             [
                 self.base_url,
                 self.model,
                 self.key,
                 buttons,
+                self.progress,
                 self.verdict,
                 self.error_class,
                 self.message,
                 self.report,
             ]
         )
-        self.button.on_click(lambda _button: self.probe())
-        self.report_button.on_click(lambda _button: self.full_report())
+        self.button.on_click(lambda _button: self.start_probe())
+        self.report_button.on_click(lambda _button: self.start_report())
+        self.cancel_button.on_click(lambda _button: self.cancel())
 
     def _set_key_placeholder(self) -> None:
         self.key.placeholder = (
@@ -148,71 +172,152 @@ class ProbePanel(widgets.VBox):  # type: ignore[misc]
             self.key.value = ""
             self._set_key_placeholder()
 
-    def _client(self) -> Client:
-        return Client(
-            self.base_url.value.strip(),
-            self._api_key,
-            timeout=self.timeout,
-            deadline=self.deadline,
-        )
+    def _client(self, base_url: str) -> Client:
+        return Client(base_url, self._api_key, timeout=self.timeout, deadline=self.deadline)
 
     def _show(self, widget: Any, value: str) -> None:
         widget.value = value
         widget.layout.display = None if value else "none"
 
-    def _scrub(self, text: str) -> str:
-        return Redactor(self._api_key, [self.base_url.value.strip()])(text)
+    def _scrub(self, text: str, base_url: str) -> str:
+        return Redactor(self._api_key, [base_url])(text)
 
-    def probe(self) -> str:
-        """Send the probe now; returns the outcome ("ok" or the error class name)."""
-        self._take_key()
-        self.button.disabled = True
+    @property
+    def busy(self) -> bool:
+        """True while a probe or a report runs."""
+        return self.worker is not None and self.worker.is_alive()
+
+    def _start(self, name: str, work: Callable[[], None]) -> bool:
+        """Run `work` on a worker thread; False (nothing started) while other work runs."""
+        with self._lock:
+            if self.busy:
+                return False
+            self._take_key()
+            self._cancel.clear()
+            self.button.disabled = self.report_button.disabled = True
+            self.cancel_button.disabled = False
+            self.worker = threading.Thread(
+                target=self._run, args=(work,), name=f"rig_nb ProbePanel {name}", daemon=True
+            )
+            self.worker.start()
+        return True
+
+    def _run(self, work: Callable[[], None]) -> None:
+        try:
+            work()
+        except Exception as exc:  # a worker's failure is shown, never lost in a thread
+            self._show(self.message, f"{type(exc).__name__}: {exc}")
+        finally:
+            self.button.disabled = self.report_button.disabled = False
+            self.cancel_button.disabled = True
+
+    def _count(self, done: int, planned: int) -> None:
+        word = "request" if planned == 1 else "requests"
+        self._show(self.progress, f"{done} of {planned} {word} done")
+
+    def cancel(self) -> bool:
+        """End the running work at the next request boundary; False when nothing runs."""
+        if not self.busy:
+            return False
+        self._cancel.set()
+        self.cancel_button.disabled = True
+        self._show(
+            self.progress,
+            f"{self.progress.value}; cancelling: the request in flight ends or is cut by "
+            f"its deadline ({self.deadline:g} s)",
+        )
+        return True
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the running work to finish; True when none runs any more."""
+        worker = self.worker
+        if worker is not None:
+            worker.join(timeout)
+        return not self.busy
+
+    def start_probe(self) -> bool:
+        """Send the probe on a worker thread; False when other work is running."""
+        base_url, model = self.base_url.value.strip(), self.model.value.strip()
+        choice, stream = self.tool_choice.value, bool(self.stream.value)
         self._show(self.verdict, "probing...")
+        self.verdict.style.text_color = None
         self._show(self.error_class, "")
         self._show(self.message, "")
-        outcome, message = "ok", ""
-        try:
-            with self._client() as c:
-                trace = c.probe_trace(
-                    self.model.value.strip(),
-                    tool_choice=self.tool_choice.value,
-                    stream=bool(self.stream.value),
-                )
-            outcome, message = trace.outcome, trace.error
-        except ValueError as exc:
-            outcome, message = type(exc).__name__, str(exc)
-        finally:
-            self.button.disabled = False
-        self._show(self.verdict, VERDICTS.get(outcome, "the probe failed"))
-        self.verdict.style.text_color = _COLORS.get(outcome, "firebrick")
-        self._show(self.error_class, "" if outcome == "ok" else f"error class: {outcome}")
-        # The verdict and the class are shown above: the message line adds the rest.
-        self._show(self.message, self._scrub(message.removeprefix(f"{outcome}: ")))
-        return outcome
 
-    def full_report(self) -> Any:
-        """Run `endpoint_report` (at most 7 requests) and show it as a table; returns it."""
-        self._take_key()
-        self.report_button.disabled = True
+        def work() -> None:
+            self.last_outcome = ""
+            outcome, message = "ok", ""
+            try:
+                with request_scope(planned=1, progress=self._count, cancel=self._cancel):
+                    with self._client(base_url) as c:
+                        trace = c.probe_trace(model, tool_choice=choice, stream=stream)
+                outcome, message = trace.outcome, trace.error
+            except ValueError as exc:
+                outcome, message = type(exc).__name__, str(exc)
+            self._show(self.verdict, VERDICTS.get(outcome, "the probe failed"))
+            self.verdict.style.text_color = _COLORS.get(outcome, "firebrick")
+            self._show(self.error_class, "" if outcome == "ok" else f"error class: {outcome}")
+            # The verdict and the class are shown above: the message line adds the rest.
+            self._show(self.message, self._scrub(message.removeprefix(f"{outcome}: "), base_url))
+            self.last_outcome = outcome
+
+        if self.busy:
+            return False
+        return self._start("probe", work)
+
+    def start_report(self) -> bool:
+        """Run `endpoint_report` on a worker thread; False when other work is running."""
+        base_url, model = self.base_url.value.strip(), self.model.value.strip()
+        if self.busy:
+            return False
         self._show(self.report, "<i>checking the endpoint...</i>")
-        try:
-            with self._client() as c:
-                # Always both ways: stream parity is one of the checks.
-                report = endpoint_report(c, self.model.value.strip(), stream=True)
-        except (ValueError, RigError) as exc:
-            self._show(self.report, "")
-            self._show(self.message, self._scrub(f"{type(exc).__name__}: {exc}"))
-            return None
-        finally:
-            self.report_button.disabled = False
-        self.last_report = report
-        rows = [[c.name, c.verdict, c.evidence, c.advice] for c in report.checks]
-        head = f"<p>server: <b>{esc(report.server)}</b></p>"
-        table = report_html(rows)
-        self._show(self.report, head + table)
-        return report
+        self._show(self.message, "")
+
+        def work() -> None:
+            self.last_report = None
+            try:
+                with self._client(base_url) as c:
+                    # Always both ways: stream parity is one of the checks.
+                    report = endpoint_report(
+                        c, model, stream=True, progress=self._count, cancel=self._cancel
+                    )
+            except (ValueError, RigError) as exc:
+                self._show(self.report, "")
+                self._show(self.message, self._scrub(f"{type(exc).__name__}: {exc}", base_url))
+                return
+            self.last_report = report
+            rows = [[c.name, c.verdict, c.evidence, c.advice] for c in report.checks]
+            head = f"<p>server: <b>{esc(report.server)}</b></p>"
+            if self._cancel.is_set():
+                head += (
+                    f"<p><b>cancelled</b> ({esc(self.progress.value.split(';')[0])}): "
+                    "the checks below are what was found; a check marked cancelled got no "
+                    "reply</p>"
+                )
+            self._show(self.report, head + report_html(rows))
+
+        return self._start("report", work)
+
+    def probe(self) -> str:
+        """Send the probe and wait for it; returns the outcome ("ok" or the error class name).
+
+        The Probe button does the same without waiting (`start_probe`).
+        """
+        if not self.start_probe():
+            raise RuntimeError("the panel is busy: cancel() or wait() for the running work")
+        self.wait()
+        return self.last_outcome
+
+    def full_report(self) -> EndpointReport | None:
+        """Run `endpoint_report` (at most 12 requests) and wait for it; returns it (None when
+        it could not start: a bad base URL). The Full report button does not wait."""
+        if not self.start_report():
+            raise RuntimeError("the panel is busy: cancel() or wait() for the running work")
+        self.wait()
+        return self.last_report
 
     def close(self) -> None:
+        self._cancel.set()  # a worker left running would send requests for a closed view
         close_tree(self)  # Box.close leaves its children open: a closed view must free them
         super().close()
 

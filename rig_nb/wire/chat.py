@@ -28,6 +28,7 @@ __all__ = [
     "call_name",
     "chat_body",
     "check_extra_body",
+    "check_response_format",
     "NO_CHOICES",
     "clean",
     "clean_deep",
@@ -128,6 +129,41 @@ def check_extra_body(extra: Mapping[str, Any] | None) -> dict[str, Any]:
     return {k: clean_deep(v) for k, v in extra.items()}
 
 
+# Structured-output requests as the OpenAI chat API names them; servers that take
+# response_format (vLLM, llama-server, LM Studio, SGLang) accept these three.
+RESPONSE_FORMAT_TYPES = ("text", "json_object", "json_schema")
+# A schema bigger than this is a mistake, not a request: refused before anything is sent.
+MAX_RESPONSE_FORMAT_BYTES = 64 * 1024
+
+
+def check_response_format(value: Any) -> dict[str, Any] | None:
+    """A copy of a `response_format` to send as is, or None; ValueError for what cannot be sent:
+    not a dict, an unknown `type`, not JSON, or over 64 KB of JSON."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ValueError(
+            f"response_format must be a dict such as {{'type': 'json_schema', ...}}, "
+            f"not {type(value).__name__}"
+        )
+    kind = value.get("type")
+    if kind not in RESPONSE_FORMAT_TYPES:
+        known = ", ".join(RESPONSE_FORMAT_TYPES)
+        raise ValueError(f"response_format type must be one of {known}, not {kind!r}")
+    try:
+        copied: dict[str, Any] = clean_deep(value)
+        encoded = json.dumps(copied, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"response_format is not JSON: {type(exc).__name__}") from None
+    size = len(encoded.encode())
+    if size > MAX_RESPONSE_FORMAT_BYTES:
+        raise ValueError(
+            f"response_format is {size} bytes of JSON; at most {MAX_RESPONSE_FORMAT_BYTES} "
+            "(64 KB) is sent"
+        )
+    return copied
+
+
 def chat_body(
     model: str,
     messages: Sequence[Mapping[str, Any]],
@@ -138,6 +174,7 @@ def chat_body(
     temperature: float = 0.0,
     stream: bool = False,
     extra_body: Mapping[str, Any] | None = None,
+    response_format: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The request body the loop and the probe send (extra_body merged last, checked)."""
     body: dict[str, Any] = {"model": model, "messages": list(messages)}
@@ -152,6 +189,9 @@ def chat_body(
     if stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
+    checked = check_response_format(response_format)
+    if checked is not None:
+        body["response_format"] = checked
     body.update(check_extra_body(extra_body))
     return body
 

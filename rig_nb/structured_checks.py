@@ -1,0 +1,154 @@
+"""The doctor's structured-output check: where a `response_format` JSON answer lands.
+
+One request: a short question with `response_format` json_schema (an object
+with an integer `answer`), no tools. The verdict says where the JSON came back:
+
+    content       the content is the JSON object itself (what a client parses)
+    reasoning     no answer, the JSON object in the reasoning (field or think tags):
+                  the schema constrained the reasoning, or the parser took the JSON
+                  for reasoning (vllm-project/vllm#48863,
+                  lmstudio-ai/lmstudio-bug-tracker#1773)
+    ignored       an answer that is not the JSON object (prose, a fenced block):
+                  the server did not apply response_format
+    error STATUS  the request was refused (LM Studio answers 400 to json_object)
+    cancelled     the caller cancelled the report before the reply came
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from . import strict_json
+from .content import decode_json_object
+from .errors import BackendError, Cancelled, RigError
+from .record import finalizing, record_round
+from .trace import Iteration, Trace
+from .wire import chat_body
+
+if TYPE_CHECKING:
+    from .capabilities import Check
+    from .client import Client
+
+__all__ = [
+    "STRUCTURED_CHECKS",
+    "STRUCTURED_QUESTION",
+    "STRUCTURED_SCHEMA",
+    "structured_output_check",
+    "structured_output_verdict",
+]
+
+STRUCTURED_CHECKS = ("structured_output",)
+STRUCTURED_QUESTION = "What is 17 * 23? Reply with the result as the JSON object asked for."
+STRUCTURED_SCHEMA: dict[str, Any] = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "product",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "properties": {"answer": {"type": "integer"}},
+            "required": ["answer"],
+            "additionalProperties": False,
+        },
+    },
+}
+_MAX_TOKENS = 512
+_ADVICE = {
+    "reasoning": {
+        "vllm": "the JSON went to the reasoning field: update vLLM past vllm#48863, or send "
+        "thinking off (chat_template_kwargs enable_thinking false) with structured requests",
+        "lm-studio": "LM Studio constrains the reasoning stream (lmstudio-bug-tracker#1773): "
+        "turn thinking off for structured requests or read the JSON from reasoning_content",
+        "": "the server applied the schema to the reasoning, not the answer: send thinking off "
+        "with structured requests, or update the server's reasoning parser",
+    },
+    "ignored": {
+        "llama.cpp": "llama-server applies response_format json_schema as a grammar: update it, "
+        "and do not combine it with a custom grammar",
+        "vllm": "vLLM applies response_format through its structured-outputs backend: check "
+        "that it is not disabled (--structured-outputs-config)",
+        "": "the server ignored response_format: use a server that enforces json_schema, or "
+        "validate and retry on the client",
+    },
+}
+
+
+def _status(trace: Trace) -> str:
+    exc = trace.exception
+    if isinstance(exc, Cancelled):
+        return "cancelled"
+    if isinstance(exc, BackendError) and exc.status_code is not None:
+        return f"error {exc.status_code}"
+    return "error"
+
+
+def _is_object(text: str) -> bool:
+    try:
+        value = strict_json.loads(text.strip())
+    except ValueError:
+        return False
+    return isinstance(value, dict)
+
+
+def structured_output_verdict(trace: Trace) -> str:
+    """`content`, `reasoning`, `ignored`, `error STATUS` or `cancelled` for one structured reply."""
+    if not trace.iterations or trace.iterations[-1].ending == "error":
+        return _status(trace)
+    it = trace.iterations[-1]
+    if it.text and _is_object(it.text):
+        return "content"
+    if it.ending == "json_in_reasoning":
+        return "reasoning"
+    return "ignored"
+
+
+def _ask(client: Client, model: str) -> Trace:
+    messages = [{"role": "user", "content": STRUCTURED_QUESTION}]
+    body = chat_body(model, messages, _MAX_TOKENS, response_format=STRUCTURED_SCHEMA)
+    trace = Trace(
+        settings={
+            "kind": "structured_output",
+            "max_tokens": _MAX_TOKENS,
+            "response_format": STRUCTURED_SCHEMA,
+        }
+    )
+    trace.model, trace.endpoint = model, client.endpoint
+    it = Iteration(index=0, messages=messages)
+    trace.iterations.append(it)
+    try:
+        with finalizing(trace):
+            record_round(client, body, it, trace, stream=False, retries=False)
+    except RigError:
+        pass
+    return trace
+
+
+def _evidence(trace: Trace, verdict: str, redact: Any) -> str:
+    if not trace.iterations:
+        return ""
+    it = trace.iterations[-1]
+    if verdict.startswith("error") or verdict == "cancelled":
+        return " ".join(redact(trace.error).split())[:160]
+    if verdict == "reasoning":
+        held = it.reasoning_content or it.raw_content
+        try:
+            found = json.dumps(decode_json_object(held))
+        except RigError:
+            found = held
+        where = f"content empty; JSON in {it.reasoning_field or 'think tags'}: {found}"
+    else:
+        where = f'content "{it.text or it.raw_content}"'
+    text = " ".join(redact(where).split())
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def structured_output_check(client: Client, model: str, server: str) -> Check:
+    """The `structured_output` check for `endpoint_report` (one request), advice included."""
+    from .capabilities import Check
+
+    trace = _ask(client, model)
+    verdict = structured_output_verdict(trace)
+    table = _ADVICE.get(verdict, {})
+    fix = table.get(server, table.get("", ""))
+    return Check("structured_output", verdict, _evidence(trace, verdict, client.redact), fix, trace)
