@@ -1,7 +1,8 @@
 """Markdown code in a reply: the regions a real answer quotes rather than says.
 
 `mask_code` blanks closed fenced blocks (``` or ~~~, CommonMark's length and
-info-string rules) and inline code spans (a run of N backticks closed by the
+info-string rules), indented code blocks (four spaces or a tab, after a blank
+line or at the start) and inline code spans (a run of N backticks closed by the
 next run of exactly N, within one paragraph) with NUL characters, keeping every
 other character at its offset. A fence with no closing line hides nothing. Every
 step is a C-level scan or a walk over the runs it found: linear on any input. The
@@ -15,7 +16,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
-__all__ = ["FILL", "MASK_BUDGET", "mask_code"]
+__all__ = ["FILL", "MASK_BUDGET", "has_indented", "mask_code"]
 
 # No marker contains NUL, so no marker can span a blanked region, and NUL is
 # not whitespace to the lookaheads that scan past blanks.
@@ -27,8 +28,37 @@ _TICKS = re.compile(r"`+")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 
 
+# An indented code block: lines indented by four spaces or a tab, after a blank
+# line or at the start of the reply (CommonMark: it cannot interrupt a paragraph).
+# Each line is matched once: the run of lines is a greedy repeat of "line, newline".
+_INDENTED = re.compile(r"(?:\A|\n[ \t]*\n)((?:(?: {4}|\t)[^\n]*(?:\n|\Z))+)")
+
+
+def has_indented(s: str) -> bool:
+    """Whether s may hold an indented code block (a cheap test before masking)."""
+    return s.startswith(("    ", "\t")) or "\n    " in s or "\n\t" in s
+
+
 def mask_code(s: str) -> str:
     """s with its code regions replaced by FILL, same length."""
+    masked = _mask_marked(s)
+    if not has_indented(masked):
+        return masked
+    parts: list[str] = []
+    prev = 0
+    for block in _INDENTED.finditer(masked):
+        start, end = block.span(1)
+        parts.append(masked[prev:start])
+        parts.append(FILL * (end - start))
+        prev = end
+    if not parts:
+        return masked
+    parts.append(masked[prev:])
+    return "".join(parts)
+
+
+def _mask_marked(s: str) -> str:
+    """s with its fenced blocks and inline spans replaced by FILL, same length."""
     if "`" not in s and "~~~" not in s:
         return s
     if s.count("`") + s.count("~") > MASK_BUDGET:

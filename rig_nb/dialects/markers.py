@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from .code import mask_code
+from .code import has_indented, mask_code
 
 __all__ = [
     "DIALECTS",
@@ -177,7 +177,7 @@ def leak_dialects(s: str) -> tuple[str, ...]:
     if not isinstance(s, str):
         return ()
     found = _dialects_in(s)
-    if found and ("`" in s or "~~~" in s):
+    if found and ("`" in s or "~~~" in s or has_indented(s)):
         # Masking code only hides markers: it is needed only when some were found,
         # so a reply dense with fences and free of markers is not walked fence by fence.
         found = _dialects_in(mask_code(s))
