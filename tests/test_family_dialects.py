@@ -50,7 +50,10 @@ MINIMAX_M3 = (
     f"{D}</tool_call>"
 )
 GEMMA4 = '<|tool_call>call:get_time{city:<|"|>Paris<|"|>}<tool_call|>'
-HARMONY_ANALYSIS = '<|start|>assistant to=functions.get_time<|channel|>analysis<|message|>{"city": "Paris"}<|call|>'
+HARMONY_ANALYSIS = (
+    "<|start|>assistant to=functions.get_time<|channel|>analysis<|message|>"
+    '{"city": "Paris"}<|call|>'
+)
 KIMI = (
     "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_time:0"
     '<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>'
