@@ -32,6 +32,7 @@ from ._boundary import CancelFlag, Progress, request_scope
 from .api_parity import api_parity
 from .dialects import TOOL_CALL_DIALECTS
 from .errors import BackendError, Cancelled, RigError
+from .loop import markup_in_call
 from .record import finalizing, record_round
 from .structured_checks import STRUCTURED_CHECKS, structured_output_check
 from .thinking_checks import THINKING_CHECKS, reasoning_checks
@@ -70,6 +71,7 @@ CHECKS = (
     "reasoning_location",
     "leak_dialects",
     "text_tool_calls",
+    "native_call_hygiene",
     "stream_parity",
     "usage_reported",
     "reasoning_tokens_reported",
@@ -385,7 +387,7 @@ _LATER_REQUESTS = 8
 # Verdicts that only say nothing was found: after a cancel, they say it was not looked for.
 _UNJUDGED = frozenset({"no", "none", "n/a", "not checked"})
 # These name findings gathered over several replies; their trace is only the one shown.
-_GATHERED = frozenset({"leak_dialects", "text_tool_calls", "usage_reported"})
+_GATHERED = frozenset({"leak_dialects", "text_tool_calls", "native_call_hygiene", "usage_reported"})
 
 
 def _mark_cancelled(report: EndpointReport) -> None:
@@ -459,6 +461,9 @@ def _report(client: Client, model: str, *, stream: bool) -> EndpointReport:
             trace=text_trace or probes["auto"],
         )
     )
+    hygiene, why, dirty = native_call_hygiene([*probes.values(), *(streamed or ())])
+    hygiene = hygiene or unjudged or "n/a"
+    checks.append(Check("native_call_hygiene", hygiene, _cut(why), trace=dirty))
     if streamed is not None:
         parity, why = _parity((plain, streamed[0]), (probes["auto"], streamed[1]))
         checks.append(Check("stream_parity", parity, _cut(why), trace=streamed[0]))
@@ -490,6 +495,35 @@ def _report(client: Client, model: str, *, stream: bool) -> EndpointReport:
     )
     checks.append(Check("api_parity", verdict, _cut(evidence), fix, trace))
     return EndpointReport(model=model, server=server, checks=checks)
+
+
+def native_call_hygiene(traces: list[Trace]) -> tuple[str, str, Trace | None]:
+    """(verdict, evidence, trace) for the native calls the probes got.
+
+    `markup in names` or `markup in keys` when a server's parser handed the model's
+    own markup on as a call (its parser failed on the family's format), `empty
+    arguments` when the probe's required argument never arrived, `clean`, or ""
+    when no probe got a native call. The worst seen wins, in that order.
+    """
+    order = ("markup in names", "markup in keys", "empty arguments", "clean")
+    found: dict[str, tuple[str, Trace]] = {}
+    for trace in traces:
+        for it in trace.iterations:
+            for call in it.tool_calls:
+                fault = markup_in_call(call.name, call.arguments)
+                if fault.startswith("the tool name"):
+                    verdict = "markup in names"
+                elif fault:
+                    verdict = "markup in keys"
+                elif call.arguments.strip() in ("", "{}"):
+                    verdict = "empty arguments"
+                else:
+                    verdict = "clean"
+                found.setdefault(verdict, (f"{call.name} {call.arguments}", trace))
+    for verdict in order:
+        if verdict in found:
+            return verdict, *found[verdict]
+    return "", "", None
 
 
 def describe_report(report: EndpointReport) -> str:
