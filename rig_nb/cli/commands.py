@@ -77,7 +77,13 @@ def _client(args: Namespace) -> Client:
 
     key = api_key(args.api_key_env)
     try:
-        return Client(args.base_url, key, timeout=args.timeout, deadline=args.deadline)
+        return Client(
+            args.base_url,
+            key,
+            timeout=args.timeout,
+            deadline=args.deadline,
+            api=getattr(args, "api", "chat"),
+        )
     except ValueError as exc:
         raise CommandError(f"--base-url: {url_problem(args.base_url, exc)}") from None
 
@@ -202,6 +208,8 @@ def cmd_run(args: Namespace) -> int:
         stream=args.stream,
         recover_text_tool_calls=args.recover_text_tool_calls,
         extra_body=args.extra_body,
+        thinking=args.thinking,
+        reasoning_replay=args.reasoning_replay,
     )
     failure: CommandError | None = None
     with _client(args) as client:

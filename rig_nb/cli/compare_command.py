@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from argparse import Namespace
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,7 +57,7 @@ def read_endpoints(path: str, key_var: str | None = None) -> list[Endpoint]:
     endpoints: list[Endpoint] = []
     for n, table in enumerate(tables, 1):
         where = f"{path}: endpoint {n}"
-        unknown = sorted(set(table) - {"name", "base_url", "model", "api_key_env"})
+        unknown = sorted(set(table) - {"name", "base_url", "model", "api_key_env", "api"})
         if unknown:
             hint = " (put the key in an environment variable, name it in api_key_env)"
             raise CommandError(
@@ -77,7 +78,10 @@ def read_endpoints(path: str, key_var: str | None = None) -> list[Endpoint]:
             raise CommandError(
                 f"{where}: base_url: {url_problem(table['base_url'], exc)}"
             ) from None
-        endpoints.append(Endpoint(table["name"], table["base_url"], table["model"], key))
+        api = table.get("api", "chat")
+        if api not in ("chat", "responses"):
+            raise CommandError(f'{where}: \'api\' must be "chat" or "responses"')
+        endpoints.append(Endpoint(table["name"], table["base_url"], table["model"], key, api))
     return endpoints
 
 
@@ -141,7 +145,11 @@ def _endpoint_hints(args: Namespace, endpoints: list[Endpoint], frame: Any) -> N
         if first.status_code == 404:
             # A wrong path or a misspelled model: the model list tells which (one request).
             with Client(
-                endpoint.base_url, endpoint.api_key, timeout=args.timeout, deadline=args.deadline
+                endpoint.base_url,
+                endpoint.api_key,
+                timeout=args.timeout,
+                deadline=args.deadline,
+                api=endpoint.api,
             ) as client:
                 hint = explain(first, where, client)
         else:
@@ -156,13 +164,20 @@ def cmd_compare(args: Namespace) -> int:
         import pandas  # noqa: F401
     except ImportError:
         raise CommandError(f"compare needs pandas: {install('notebook')}", 1) from None
-    from ..compare import compare, summarize
+    from ..compare import DEFAULT_SCENARIOS, compare, summarize
     from ..report import save_html, save_traces
+
+    # The same scenarios, each under the thinking switch and replay asked for.
+    scenarios = [
+        replace(s, thinking=args.thinking, reasoning_replay=args.reasoning_replay)
+        for s in DEFAULT_SCENARIOS
+    ]
 
     progress = Progress(sys.stderr) if sys.stderr.isatty() else None
     try:
         frame = compare(
             endpoints,
+            scenarios=scenarios,
             repeats=args.repeats,
             stream=args.stream,
             concurrency=args.concurrency,

@@ -64,6 +64,46 @@ def _port(text: str) -> int:
     return value
 
 
+def _thinking(text: str) -> bool | str | int:
+    """--thinking: on | off | low | medium | high | a token budget."""
+    from ..wire.thinking import THINKING_EFFORTS
+
+    word = text.strip().lower()
+    if word in ("on", "true"):
+        return True
+    if word in ("off", "false"):
+        return False
+    if word in THINKING_EFFORTS:
+        return word
+    if word.isdigit():
+        return int(word)
+    raise argparse.ArgumentTypeError(
+        f"expected on, off, {', '.join(THINKING_EFFORTS)} or a token budget (an int >= 0), "
+        f"got {text!r}"
+    )
+
+
+def _reasoning_args(p: argparse.ArgumentParser) -> None:
+    from ..wire.thinking import REPLAY_MODES
+
+    p.add_argument(
+        "--thinking",
+        type=_thinking,
+        default=None,
+        metavar="on|off|low|medium|high|N",
+        help="the thinking switch, sent as the fields the server kind reads "
+        "(reasoning_effort, chat_template_kwargs.enable_thinking, a budget of N tokens); "
+        "a field also set in --extra-body wins (default: send none)",
+    )
+    p.add_argument(
+        "--reasoning-replay",
+        choices=REPLAY_MODES,
+        default="tool_turns",
+        help="send each assistant turn's reasoning back: none, on tool-call turns (DeepSeek "
+        "and Kimi refuse tool turns without it), or all (default: tool_turns)",
+    )
+
+
 def _extra_body(text: str) -> dict[str, Any]:
     from ..wire import check_extra_body
 
@@ -161,6 +201,12 @@ def _endpoint_args(p: argparse.ArgumentParser, prog: str, *, model: bool = True)
     )
     if model:
         p.add_argument("--model", required=True, help=f"the model name, as listed by {prog} models")
+        p.add_argument(
+            "--api",
+            choices=("chat", "responses"),
+            default="chat",
+            help="the wire: chat (/chat/completions, the default) or responses (/responses)",
+        )
     _key_arg(p)
     _timing_args(p)
 
@@ -250,6 +296,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "it may not set what the loop owns (model, messages, tools, stream, ...) "
         "(default: none)",
     )
+    _reasoning_args(p)
     p.add_argument("--json", action="store_true", help="print the trace as JSON")
 
     p = _sub(
@@ -269,6 +316,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "--concurrency", type=_positive_int, default=4, help="runs in flight per endpoint"
     )
     p.add_argument("--stream", action="store_true", help="stream every reply")
+    _reasoning_args(p)
     _key_arg(p, " to an endpoint whose table names no api_key_env")
     _timing_args(p)
     p.add_argument("--csv", metavar="FILE", help="also write the rows as CSV")
