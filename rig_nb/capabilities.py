@@ -387,7 +387,15 @@ _LATER_REQUESTS = 8
 # Verdicts that only say nothing was found: after a cancel, they say it was not looked for.
 _UNJUDGED = frozenset({"no", "none", "n/a", "not checked"})
 # These name findings gathered over several replies; their trace is only the one shown.
-_GATHERED = frozenset({"leak_dialects", "text_tool_calls", "native_call_hygiene", "usage_reported"})
+_GATHERED = frozenset(
+    {
+        "reasoning_location",
+        "leak_dialects",
+        "text_tool_calls",
+        "native_call_hygiene",
+        "usage_reported",
+    }
+)
 
 
 def _mark_cancelled(report: EndpointReport) -> None:
