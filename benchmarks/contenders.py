@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import openai
 from common import API_KEY, MAX_TOKENS, MODEL, PROMPT, ROOT
+from server import REASONING_MARK
 
 # The rig_nb the loop figures in RESULTS.md were last measured on, before the deadline,
 # the wire module and streaming: timed beside today's, in the same samples.
@@ -155,6 +156,7 @@ class RigNb(Contender):
         shared_http: bool = False,
         package: str = "rig_nb",
         label: str = "",
+        replay: bool = False,
         **client_kwargs: Any,
     ) -> None:
         rig = importlib.import_module(package)
@@ -170,6 +172,15 @@ class RigNb(Contender):
         add = Tool("add", "Add two integers.", ADD_SCHEMA, lambda args: str(self.add(**args)))
         self.req_one = RunRequest(model=MODEL, max_tokens=MAX_TOKENS, prompt=PROMPT)
         self.req_tool = RunRequest(model=MODEL, max_tokens=MAX_TOKENS, prompt=PROMPT, tools=(add,))
+        if replay:
+            # Replies carry reasoning (server.py's REASONING_MARK) and the loop sends it back,
+            # with thinking switched off as the llama.cpp mapping says.
+            prompt = f"{PROMPT} {REASONING_MARK}"
+            opts = {"thinking": False, "reasoning_replay": "tool_turns"}
+            self.req_one = RunRequest(model=MODEL, max_tokens=MAX_TOKENS, prompt=prompt, **opts)
+            self.req_tool = RunRequest(
+                model=MODEL, max_tokens=MAX_TOKENS, prompt=prompt, tools=(add,), **opts
+            )
 
     def one(self) -> str:
         return str(self.client.run(self.req_one).text)

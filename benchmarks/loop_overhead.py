@@ -23,6 +23,9 @@ GOALS = {"one": 1.10, "tool": 1.15}
 # Today's rig_nb against itself before the deadline: within this, the cost is noise.
 SAME_GOAL = 1.05
 RIG, BEFORE, NO_DEADLINE = "rig", "rig-before", "rig-no-deadline"
+# Replies that carry reasoning, sent back on the tool turn, thinking=False mapped: the
+# replay case of DESIGN's "Reasoning across turns".
+REPLAY = "rig-replay"
 JOB_TITLES = {"one": "one-round run", "tool": "two-round tool run"}
 
 
@@ -69,6 +72,12 @@ def measure(
                 package=before_package(),
                 label=f"rig_nb at {BEFORE_COMMIT} (before the deadline)",
             ),
+            REPLAY: lambda: RigNb(
+                url,
+                replay=True,
+                server="llama.cpp",
+                label="rig_nb Client.run (reasoning replayed, thinking=False)",
+            ),
             "raw-async": lambda: RawAsync(url),
         }
         makers.update({name: (lambda m=make: m(url)) for name, make in PEERS.items()})
@@ -89,6 +98,7 @@ def measure(
             tables[job] = rows
             figures += _figures(job, rows, job_failed)
             figures += _deadline_figures(job, n, wall, cpu)
+            figures += _replay_figures(job, wall, cpu)
         for c in built.values():
             c.close()
     return tables, figures
@@ -163,6 +173,36 @@ def _figures(job: str, rows: list[Row], failed: dict[str, str]) -> list[Figure]:
         if rig.cpu_round is not None and peer.cpu_round is not None:
             value += f"; CPU {ms(rig.cpu_round)} vs {ms(peer.cpu_round)} per round"
         figures.append(Figure(name, value, "lower than peer", rig.overhead < peer.overhead))
+    return figures
+
+
+def _replay_figures(
+    job: str, wall: dict[str, list[float]], cpu: dict[str, list[float]]
+) -> list[Figure]:
+    """The replay case against the raw SDK (the same goals) and against rig_nb without it."""
+    if REPLAY not in wall or "raw" not in wall:
+        return []
+    title, goal = JOB_TITLES[job], GOALS[job]
+    w = within_sample_ratio(wall, REPLAY, "raw")
+    c = within_sample_ratio(cpu, REPLAY, "raw")
+    figures = [
+        Figure(
+            f"{title}: rig_nb with reasoning replayed / raw SDK, wall",
+            f"{w:.3f}x (client CPU {c:.3f}x)",
+            f"<= {goal:.2f}x",
+            w <= goal,
+        )
+    ]
+    if RIG in cpu:
+        same = within_sample_ratio(cpu, REPLAY, RIG)
+        figures.append(
+            Figure(
+                f"{title}: rig_nb with reasoning replayed / without, client CPU",
+                f"{same:.3f}x (wall {within_sample_ratio(wall, REPLAY, RIG):.3f}x)",
+                "informational: replies carry reasoning here, not there",
+                None,
+            )
+        )
     return figures
 
 

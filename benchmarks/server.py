@@ -10,6 +10,8 @@ client's loop gets the same work:
 - otherwise the final answer: `final_answer(answer="4")` as a tool call when
   such a tool is offered (smolagents answers only through it), else text "4"
   (a JSON object when the first message asks for JSON).
+A prompt holding `REASONING_MARK` gets `REASONING` in `reasoning_content` beside every
+reply, so a loop that sends reasoning back has some to send.
 A request whose tools include other names (compare scenarios) gets a call to
 the first offered tool with arguments built from its schema's required keys.
 A prompt `stream-bench chars=N piece=P write=event|block interval_us=U`
@@ -46,13 +48,21 @@ from rig_nb.testing import (  # noqa: E402
     LoopbackServer,
     RecordedRequest,
     Response,
+    as_response,
     chat_reply,
+    sse_body,
     streamed,
     wants_stream,
 )
+from rig_nb.wire.responses_serve import chat_request, response_events  # noqa: E402
 
 DRIP_INTERVAL = 0.05
 BLOCK = 64 << 10
+REASONING_MARK = "(reasoning replay bench)"
+REASONING = (
+    "The user asks for two plus two. I have an add tool, so I call add with a=2 and b=2, "
+    "then answer with the sum alone, as a single number, and nothing else."
+)
 PROSE = "The model kept reasoning about the question at length, step by step. "
 _SPEC = re.compile(r"stream-bench chars=(\d+) piece=(\d+) write=(event|block) interval_us=(\d+)")
 _SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}
@@ -140,6 +150,10 @@ class BenchServer(LoopbackServer):
         with self._lock:
             self.requests.clear()  # endless runs: keep memory flat
         body = json.loads(request.body or b"{}")
+        # The Responses wire: the same work, read as chat and answered as Responses.
+        responses = request.path.rstrip("/").endswith("/responses")
+        if responses:
+            body = chat_request(body)
         messages = body.get("messages") or []
         tools = {
             t["function"]["name"]: t["function"].get("parameters") or {}
@@ -150,7 +164,9 @@ class BenchServer(LoopbackServer):
         call_id = f"call_{next(self._ids)}"
         spec = _SPEC.search(json.dumps(messages[-1:]))
         if spec and wants_stream(request):
-            return self._stream(int(spec[1]), int(spec[2]), spec[3], int(spec[4]) / 1e6)
+            return self._stream(
+                int(spec[1]), int(spec[2]), spec[3], int(spec[4]) / 1e6, responses=responses
+            )
         if spec:
             reply = chat_reply(reply_text(int(spec[1])), model="bench")
         elif not answered and "add" in tools:
@@ -164,12 +180,23 @@ class BenchServer(LoopbackServer):
             reply = chat_reply('{"country": "France", "capital": "Paris"}')
         else:
             reply = chat_reply("4")
+        if REASONING_MARK in json.dumps(messages[:2]):
+            reply["choices"][0]["message"]["reasoning_content"] = REASONING
+        if responses:
+            return as_response(reply, stream=wants_stream(request))
         if wants_stream(request):
             return streamed(reply)
         return Response(reply, delay=self.delay) if self.delay else reply
 
-    def _stream(self, chars: int, piece: int, write: str, interval: float) -> Response:
+    def _stream(
+        self, chars: int, piece: int, write: str, interval: float, *, responses: bool = False
+    ) -> Response:
         body = chat_reply(reply_text(chars), model="bench")
+        if responses:  # each event its own HTTP chunk
+            events = response_events(body, piece_chars=piece)
+            return Response(
+                sse_body(events, done=False, interval=interval), headers=_SSE_HEADERS
+            )
         if write == "event":
             return streamed(body, piece_chars=piece, interval=interval)
         with self._lock:
