@@ -15,6 +15,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from .content import strip_reasoning
+from .usage import Usage
 
 if TYPE_CHECKING:
     from .trace import Iteration, Trace
@@ -308,7 +309,8 @@ ITERATION_HEADER = ["#", "ending", "shape", "leaks", "text", "tool calls", "toke
 
 def iteration_cells(it: Iteration) -> list[str]:
     """The table row of one iteration, each long field previewed."""
-    tokens = f"{it.tokens.prompt_tokens}/{it.tokens.completion_tokens}"
+    usage = Usage.of(it.usage)
+    tokens = f"{usage.prompt_tokens}/{usage.completion_tokens}"
     # An empty answer (a tool-call round) previews what was said instead, labelled.
     if it.text:
         shown = it.text

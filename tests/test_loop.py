@@ -321,7 +321,8 @@ def test_trace_round_trip_and_no_key(server: ScriptedServer) -> None:
     df = result.trace.to_dataframe()
     assert list(df["index"]) == [0, 1]
     assert result.trace.tool_calls_dataframe()["name"].tolist() == ["echo"]
-    assert result.trace.usage_totals() == {"prompt_tokens": 20, "completion_tokens": 10}
+    total = result.trace.usage()
+    assert (total.prompt_tokens, total.completion_tokens) == (20, 10)
 
 
 def test_decorated_tool_validates_arguments(server: ScriptedServer) -> None:

@@ -145,7 +145,6 @@ def test_usage_records_sum_and_skip_what_is_not_a_count() -> None:
     assert a + b == Usage(7, 5, 2, None)
     trace = Trace(iterations=[Iteration(usage={"prompt_tokens": 3}), Iteration(usage={})])
     assert trace.usage() == Usage(3, 0, None, None)
-    assert trace.usage_totals() == {"prompt_tokens": 3, "completion_tokens": 0}
 
 
 def test_decode_speed_needs_a_stream_and_both_figures() -> None:

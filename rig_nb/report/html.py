@@ -31,7 +31,8 @@ from .._html import (
     preview,
     table_html,
 )
-from ..trace import Iteration, ToolCallRecord, Trace, Usage
+from ..trace import Iteration, ToolCallRecord, Trace
+from ..usage import Usage
 from .files import write_file
 
 if TYPE_CHECKING:

@@ -1,0 +1,44 @@
+"""Token counts: one reply's, or a run's summed (`Trace.usage()`); a module of its own so
+that what renders a trace reads them without importing the trace."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Usage"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one reply or a sum of them; None where the server did not report one."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
+
+    @classmethod
+    def of(cls, usage: Mapping[str, Any]) -> Usage:
+        def count(key: str) -> int | None:
+            value = usage.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        return cls(
+            count("prompt_tokens") or 0,
+            count("completion_tokens") or 0,
+            count("reasoning_tokens"),
+            count("cached_tokens"),
+        )
+
+    def __add__(self, other: Usage) -> Usage:
+        def both(a: int | None, b: int | None) -> int | None:
+            return None if a is None and b is None else (a or 0) + (b or 0)
+
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            both(self.reasoning_tokens, other.reasoning_tokens),
+            both(self.cached_tokens, other.cached_tokens),
+        )
