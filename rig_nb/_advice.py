@@ -21,6 +21,20 @@ _TOOL_CALL_MARKUP = {
     "dsml",
 }
 
+# A native call whose name or keys hold the model's markup: the server's parser failed
+# on the family's own format (seen with GLM, whose <arg_key> ended up in names).
+_NATIVE_MARKUP = {
+    "vllm": "the server's tool-call parser misread this family's call markup: pick the "
+    "--tool-call-parser made for the model (glm45, qwen3_coder, minimax_m2, kimi_k2, ...) and "
+    "update vLLM; rig_nb feeds such calls back as errors instead of running them",
+    "llama.cpp": "llama-server's parser misread this family's call markup: run with --jinja and "
+    "the model's own chat template (--chat-template-file) and update llama.cpp; rig_nb feeds "
+    "such calls back as errors instead of running them",
+    "": "the server's tool-call parser misread this family's call markup (markup in a tool "
+    "name or argument name): use the parser made for the model and update the server; rig_nb "
+    "feeds such calls back as errors instead of running them",
+}
+
 _NO_TOOL_CALLS = {
     "vllm": "start vLLM with --enable-auto-tool-choice --tool-call-parser <parser for the model> "
     "(hermes for Qwen and Hermes, mistral, llama3_json, openai for gpt-oss, ...)",
@@ -127,6 +141,10 @@ def advice(server: str, check: str, verdict: str, *, auto: str) -> str:
     if check == "text_tool_calls" and verdict not in ("no", ""):
         fix = _pick(_NO_TOOL_CALLS, server)
         return f"{fix}; meanwhile RunRequest(recover_text_tool_calls=True) runs such calls"
+    if check == "native_call_hygiene" and verdict.startswith("markup"):
+        return _pick(_NATIVE_MARKUP, server)
+    if check == "native_call_hygiene" and verdict == "empty arguments":
+        return _pick(_NO_TOOL_CALLS, server)
     if check == "stream_parity" and verdict.startswith("differs"):
         return _pick(_STREAM_PARITY, server)
     if check == "usage_reported" and verdict == "no":

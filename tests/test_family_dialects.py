@@ -409,3 +409,33 @@ def test_typed_values_reach_a_typed_tool(server: ScriptedServer) -> None:
         )
     assert got == ["5123123"]
     assert result.trace.iterations[0].tool_calls[0].result == "found"
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "verdict"),
+    [
+        ("ping<arg_key>message</arg_key>", '{"message": "hi"}', "markup in names"),
+        ("ping", '{"<arg_key>message": "hi"}', "markup in keys"),
+        ("ping", "{}", "empty arguments"),
+        ("ping", '{"message": "hi"}', "clean"),
+    ],
+)
+def test_doctor_native_call_hygiene(name: str, arguments: str, verdict: str) -> None:
+    from rig_nb.capabilities import endpoint_report
+    from rig_nb.testing import RecordedRequest, Response
+
+    def answer(request: RecordedRequest) -> Response:
+        body = request.json or {}
+        if body.get("tools") and body.get("tool_choice") in ("auto", "required"):
+            return Response(chat_reply(None, tool_calls=[tool_call(name, arguments)]))
+        return Response(chat_reply("Hello."))
+
+    with ScriptedServer([answer] * 20) as server, Client(server.base_url) as client:
+        report = endpoint_report(client, "m")
+    check = report.check("native_call_hygiene")
+    assert check.verdict == verdict
+    if verdict.startswith("markup"):
+        assert "parser misread this family's call markup" in check.advice
+        assert name in check.evidence or "<arg_key>" in check.evidence
+    elif verdict == "clean":
+        assert check.advice == ""
