@@ -12,7 +12,9 @@ import json
 import math
 from typing import Any
 
-__all__ = ["DECODER", "loads"]
+__all__ = ["DECODER", "TOO_DEEP", "loads"]
+
+TOO_DEEP = "nested too deeply"
 
 
 def _no_constant(name: str) -> Any:
@@ -37,4 +39,4 @@ def loads(text: str | bytes) -> Any:
     try:
         return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
     except RecursionError:
-        raise ValueError("nested too deeply") from None
+        raise ValueError(TOO_DEEP) from None

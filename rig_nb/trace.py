@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import strict_json
 from .usage import Usage
 
 if TYPE_CHECKING:
@@ -205,10 +206,10 @@ class Trace:
 
         try:
             # NaN and Infinity are not JSON, in untyped fields (settings, messages) either.
-            data = json.loads(text, parse_constant=_not_json)
-        except RecursionError:
-            raise ValueError("invalid trace: nested too deeply") from None
+            data = strict_json.loads(text)
         except ValueError as exc:
+            if str(exc) == strict_json.TOO_DEEP:
+                raise ValueError("invalid trace: nested too deeply") from None
             raise ValueError(f"invalid trace: not JSON ({exc})") from None
         if not isinstance(data, dict):
             raise ValueError("invalid trace: trace: Input should be an object")
@@ -288,10 +289,6 @@ ITERATION_COLUMNS = [
     "streamed",
     "error",
 ]
-
-
-def _not_json(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
 
 
 @functools.cache
