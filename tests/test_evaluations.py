@@ -276,5 +276,6 @@ def test_a_persona_passes_the_probe_and_fails_the_agentic_shape(demo: DemoServer
     assert outcomes["e", "probe"] == "ok"
     assert outcomes["e", "agentic"] == "NoToolCallingError"
     assert outcomes["good", "probe"] == "ok"
+    assert outcomes["good", "agentic"] == "ok"  # the chain walked: three dependent calls
     trace = df.attrs["traces"][1]
     assert '"name": "find_customer"' in trace.iterations[0].raw_content

@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from ..agentic import AGENTIC_STEPS
 from ..testing import Response
 from .kit import Persona, Said, Stream, Turn
 
@@ -31,6 +32,7 @@ __all__ = [
     "JsonInReasoningField",
     "JsonThinkingOff",
     "SchemaIgnored",
+    "agent_step",
     "evaluation_personas",
 ]
 
@@ -38,6 +40,33 @@ __all__ = [
 _AGENT_TOOLS = 8
 _AGENT_SYSTEM_CHARS = 2000
 _STRINGS = {"country": "France", "capital": "Paris", "city": "Paris", "name": "Paris"}
+
+
+# What each step's argument looks like where the model reads it: the task, then each result.
+_STEP_ARGUMENTS = (r"[\w.+-]+@[\w-]+\.[\w.]+", r"CUS-\d+", r"ORD-\d+")
+_SHIPMENT = re.compile(r"carrier: (?P<carrier>[^;]+); tracking: (?P<tracking>[^;]+)")
+
+
+def agent_step(turn: Turn) -> Said | None:
+    """The next move of a model that walks the agentic task's chain (`rig_nb.agentic`):
+    each step's argument read from the result before it, then the answer; None when the
+    request is not that task."""
+    offered = {t.name for t in turn.tools}
+    if not turn.may_call or not {name for name, _, _ in AGENTIC_STEPS} <= offered:
+        return None
+    results = {c.name: c.result for c in turn.calls if not c.failed}
+    source = turn.prompt
+    for (name, arg, _), pattern in zip(AGENTIC_STEPS, _STEP_ARGUMENTS, strict=True):
+        if name not in results:
+            found = re.search(pattern, source)
+            return Said(None, [(name, {arg: found.group() if found else ""})])
+        source = results[name]
+    shipment = _SHIPMENT.search(source)
+    if shipment is None:
+        return Said("I could not find the shipment.")
+    return Said(
+        f"The order ships with {shipment['carrier']}, tracking number {shipment['tracking']}."
+    )
 
 
 def _schema_format(turn: Turn) -> Mapping[str, Any] | None:
@@ -95,6 +124,9 @@ class JsonInReasoningField(Persona):
         fmt = _schema_format(turn)
         if fmt is not None:
             return Said(None, reasoning=_object_for(turn, fmt))
+        step = agent_step(turn)
+        if step is not None:
+            return step
         plan = turn.plan()
         return Said(None if plan else turn.answer(), plan, reasoning=turn.thinking(plan))
 
@@ -126,6 +158,9 @@ class JsonInReasoningContent(Persona):
         fmt = _schema_format(turn)
         if fmt is not None:
             return Said("", reasoning_content=f"{_thinking(turn)}\n{_object_for(turn, fmt)}")
+        step = agent_step(turn)
+        if step is not None:
+            return step
         plan = turn.plan()
         content = None if plan else turn.answer()
         return Said(content, plan, reasoning_content=turn.thinking(plan))
@@ -151,6 +186,9 @@ class JsonThinkingOff(Persona):
         fmt = _schema_format(turn)
         if fmt is not None:
             return Said(_object_for(turn, fmt))
+        step = agent_step(turn)
+        if step is not None:
+            return step
         plan = turn.plan()
         think = f"<think>\n{turn.thinking(plan)}\n</think>\n\n"
         return Said(think + ("" if plan else turn.answer()), plan)
@@ -174,6 +212,9 @@ class SchemaIgnored(Persona):
         fmt = _schema_format(turn)
         if fmt is not None:
             return Said(f"Here is the JSON:\n\n```json\n{_object_for(turn, fmt)}\n```")
+        step = agent_step(turn)
+        if step is not None:
+            return step
         plan = turn.plan()
         return Said(None, plan) if plan else Said(turn.answer())
 

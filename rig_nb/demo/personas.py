@@ -18,7 +18,7 @@ from typing import Any
 
 from ..testing import Response
 from .dialect_personas import dialect_personas
-from .evaluation_personas import evaluation_personas
+from .evaluation_personas import agent_step, evaluation_personas
 from .kit import Persona, Said, Stream, Turn, count_words, short
 from .reasoning_personas import reasoning_personas
 
@@ -33,6 +33,7 @@ class WellBehaved(Persona):
 
     The baseline: what vLLM started with `--reasoning-parser` and
     `--tool-call-parser`, or a hosted API, returns. No reasoning reaches the reply.
+    Given the agentic scenario's task, it walks the chain one dependent step at a time.
 
     Demo run: ends `answer` after two tool rounds, outcome ok.
     """
@@ -41,6 +42,9 @@ class WellBehaved(Persona):
     owned_by = "vllm"
 
     def respond(self, turn: Turn) -> Said:
+        step = agent_step(turn)  # the agentic scenario: one dependent step at a time
+        if step is not None:
+            return step
         plan = turn.plan()
         return Said(None, plan) if plan else Said(turn.answer())
 

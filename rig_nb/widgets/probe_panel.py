@@ -138,6 +138,7 @@ class ProbePanel(widgets.VBox):  # type: ignore[misc]
         self.last_report: EndpointReport | None = None
         self.last_outcome = ""
         self.worker: threading.Thread | None = None
+        self._counted = (0, 0)
         self._cancel = threading.Event()
         self._lock = threading.Lock()
         self._set_key_placeholder()
@@ -196,6 +197,7 @@ class ProbePanel(widgets.VBox):  # type: ignore[misc]
             self._cancel.clear()
             self.button.disabled = self.report_button.disabled = True
             self.cancel_button.disabled = False
+            self._counted = (0, 0)
             self.worker = threading.Thread(
                 target=self._run, args=(work,), name=f"rig_nb ProbePanel {name}", daemon=True
             )
@@ -208,10 +210,17 @@ class ProbePanel(widgets.VBox):  # type: ignore[misc]
         except Exception as exc:  # a worker's failure is shown, never lost in a thread
             self._show(self.message, f"{type(exc).__name__}: {exc}")
         finally:
+            if self._cancel.is_set():
+                self._show(self.progress, self._cancelled_after())
             self.button.disabled = self.report_button.disabled = False
             self.cancel_button.disabled = True
 
+    def _cancelled_after(self) -> str:
+        done, planned = self._counted
+        return f"cancelled after {done} of {planned} request{'' if planned == 1 else 's'}"
+
     def _count(self, done: int, planned: int) -> None:
+        self._counted = (done, planned)
         word = "request" if planned == 1 else "requests"
         self._show(self.progress, f"{done} of {planned} {word} done")
 
@@ -290,9 +299,8 @@ class ProbePanel(widgets.VBox):  # type: ignore[misc]
             head = f"<p>server: <b>{esc(report.server)}</b></p>"
             if self._cancel.is_set():
                 head += (
-                    f"<p><b>cancelled</b> ({esc(self.progress.value.split(';')[0])}): "
-                    "the checks below are what was found; a check marked cancelled got no "
-                    "reply</p>"
+                    f"<p><b>{esc(self._cancelled_after())}</b>: the checks below are what "
+                    "was found; a check marked cancelled got no reply</p>"
                 )
             self._show(self.report, head + report_html(rows))
 
