@@ -15,7 +15,6 @@ started them ("rig-nb" or "python -m rig_nb"). Parsing imports nothing heavy:
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from typing import Any, NoReturn
@@ -105,14 +104,12 @@ def _reasoning_args(p: argparse.ArgumentParser) -> None:
 
 
 def _extra_body(text: str) -> dict[str, Any]:
+    from .. import strict_json
     from ..wire import check_extra_body
 
-    def no_constant(name: str) -> NoReturn:
-        raise ValueError(f"{name} is not JSON")
-
     try:
-        value = json.loads(text, parse_constant=no_constant)
-    except (ValueError, RecursionError):
+        value = strict_json.loads(text)
+    except ValueError:
         raise argparse.ArgumentTypeError(
             "expected a JSON object, got text that is not JSON"
         ) from None
