@@ -83,28 +83,36 @@ def api_parity(
     model: str,
     server: str,
     ask: Callable[[Client], Trace],
-    chat_question: Trace,
-    chat_probe: Trace,
+    question_here: Trace,
+    probe_here: Trace,
 ) -> tuple[str, str, str, Trace]:
-    """`api_parity`'s (verdict, evidence, advice, trace) from the chat traces the report has
-    and the same two requests over `/responses` (`ask(client)` asks the reasoning question)."""
-    chat = [chat_question, chat_probe]
-    if all(not t.iterations or t.iterations[-1].ending == "error" for t in chat):
+    """`api_parity`'s (verdict, evidence, advice, trace) from the traces the report has
+    (over the client's wire) and the same two requests over the other wire (`ask(client)`
+    asks the reasoning question). Verdicts read chat first whichever wire the report used."""
+    here = [question_here, probe_here]
+    if all(not t.iterations or t.iterations[-1].ending == "error" for t in here):
         # Nothing to compare against: the check says what the other checks say.
-        failed = next((t for t in chat if isinstance(t.exception, BackendError)), None)
-        status = failed.exception.status_code if failed is not None else None  # type: ignore[union-attr]
+        exc = next((t.exception for t in here if isinstance(t.exception, BackendError)), None)
+        status = exc.status_code if isinstance(exc, BackendError) else None
         verdict = f"error {status}" if status is not None else "error"
-        return (verdict, "every chat request failed", "", chat_probe)
-    other = client.over("responses")
-    probe = other.probe_trace(model)
-    exc = probe.exception
-    if isinstance(exc, BackendError) and exc.status_code in _NOT_HERE:
-        verdict = f"responses unsupported ({exc.status_code})"
-        return (verdict, "the probe over /responses", _ADVICE_UNSUPPORTED, probe)
-    question = ask(other)
-    diffs = _compare("question", chat_question, question) + _compare("probe", chat_probe, probe)
+        return (verdict, f"every {client.api} request failed", "", probe_here)
+    other = client.over("responses" if client.api == "chat" else "chat")
+    probe_there = other.probe_trace(model)
+    missing = probe_there.exception
+    if (
+        other.api == "responses"
+        and isinstance(missing, BackendError)
+        and missing.status_code in _NOT_HERE
+    ):
+        verdict = f"responses unsupported ({missing.status_code})"
+        return (verdict, "the probe over /responses", _ADVICE_UNSUPPORTED, probe_there)
+    question_there = ask(other)
+    question = {client.api: question_here, other.api: question_there}
+    probe = {client.api: probe_here, other.api: probe_there}
+    diffs = _compare("question", question["chat"], question["responses"])
+    diffs += _compare("probe", probe["chat"], probe["responses"])
     if not diffs:
         evidence = "the probe and the question end the same over chat and responses"
-        return ("same", evidence, "", question)
+        return ("same", evidence, "", question["responses"])
     advice = _ADVICE_DIFFERS.get(server, _ADVICE_DIFFERS[""])
-    return ("differs: " + "; ".join(diffs), "", advice, question)
+    return ("differs: " + "; ".join(diffs), "", advice, question["responses"])

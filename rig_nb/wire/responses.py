@@ -34,20 +34,9 @@ __all__ = [
 ]
 
 NO_OUTPUT = "ai backend: reply has no output"
-# What the SDK's `responses.create` takes by name; everything else goes as extra_body.
-RESPONSES_FIELDS = frozenset(
-    {
-        "model",
-        "input",
-        "instructions",
-        "max_output_tokens",
-        "store",
-        "tools",
-        "tool_choice",
-        "temperature",
-        "reasoning",
-    }
-)
+# What goes to the SDK's `responses.create` by name; the rest goes as extra_body, as built:
+# the SDK's transform of typed `input` items costs more than the whole round (measured).
+RESPONSES_FIELDS = frozenset({"model", "max_output_tokens", "store", "temperature"})
 # Reasoning an echoed assistant turn may carry, in the order the replay writes them.
 _REPLAY_FIELDS = (*REASONING_FIELDS, "reasoning_text", "summary_text")
 _CHAT_ONLY = frozenset({"messages", "max_tokens", "max_completion_tokens", "stream_options"})
