@@ -495,7 +495,7 @@ def _report(client: Client, model: str, *, stream: bool) -> EndpointReport:
         kind = server if server != "unknown" else ""
         c.advice = "" if silent else advice(kind, c.name, c.verdict, auto=auto)
     # Up to 5 more requests; these two checks carry their own advice.
-    checks.extend(reasoning_checks(client, model, server, location))
+    checks.extend(Check(*found) for found in reasoning_checks(client, model, server, location))
     checks.append(structured_output_check(client, model, server))
     # Two more requests: the probe and the question over /responses.
     verdict, evidence, fix, trace = api_parity(

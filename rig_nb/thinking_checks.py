@@ -28,11 +28,14 @@ from .wire import assistant_message, chat_body, tool_message, tool_spec, user_me
 from .wire.thinking import describe_sent, input_field, replay_reasoning, thinking_fields
 
 if TYPE_CHECKING:
-    from .capabilities import Check
     from .client import Client
+
+# One check as `endpoint_report` makes it: name, verdict, evidence, advice, trace.
+Found = tuple[str, str, str, str, Trace | None]
 
 __all__ = [
     "REPLAY_CANDIDATES",
+    "TEMPLATE_CANDIDATES",
     "THINKING_CHECKS",
     "reasoning_checks",
     "reasoning_replay_check",
@@ -43,8 +46,11 @@ __all__ = [
 ]
 
 THINKING_CHECKS = ("reasoning_replay", "thinking_switch")
-# The fields servers read an assistant turn's reasoning from, in the order tried.
+# The fields servers read an assistant turn's reasoning from, in the order tried; a rendered
+# template costs no generation, so llama.cpp's /apply-template also tries `thinking` (what
+# gpt-oss's template reads).
 REPLAY_CANDIDATES = ("reasoning_content", "reasoning")
+TEMPLATE_CANDIDATES = (*REPLAY_CANDIDATES, "thinking")
 SWITCH_QUESTION = "What is 17 * 23? Give the result in one short sentence."
 SWITCH_MAX_TOKENS = 256
 _CALL_ID = "call_rig_nb_replay"
@@ -164,7 +170,7 @@ def _prompt_tokens(trace: Trace) -> int | None:
 def _by_template(client: Client, model: str) -> tuple[str, str] | None:
     """(verdict, evidence) from llama-server's /apply-template, None when it cannot say."""
     found: list[str] = []
-    for field in REPLAY_CANDIDATES:
+    for field in TEMPLATE_CANDIDATES:
         body = chat_body(model, replay_conversation(field), 1, tools=_tools())
         try:
             prompt = client.apply_template(body)
@@ -174,7 +180,7 @@ def _by_template(client: Client, model: str) -> tuple[str, str] | None:
             found.append(field)
     if found:
         return f"rendered via {found[0]}", f"/apply-template renders {', '.join(found)}"
-    return "ignored", f"/apply-template renders neither {' nor '.join(REPLAY_CANDIDATES)}"
+    return "ignored", f"/apply-template renders none of {', '.join(TEMPLATE_CANDIDATES)}"
 
 
 def reasoning_replay_check(
@@ -281,18 +287,20 @@ def thinking_switch_advice(server: str, verdict: str, off: dict[str, Any]) -> st
     return ""
 
 
-def reasoning_checks(client: Client, model: str, server: str, location: str) -> list[Check]:
+def reasoning_checks(client: Client, model: str, server: str, location: str) -> list[Found]:
     """Both checks for `endpoint_report`, advice included; `location` is reasoning_location's
     verdict (`field:NAME` names the field the replies used)."""
-    from .capabilities import Check
-
     writes = location.removeprefix("field:") if location.startswith("field:") else ""
     verdict, evidence, trace = reasoning_replay_check(client, model, server, writes)
     # A model that showed no reasoning at all has none to lose: no advice.
     fix = replay_advice(server, verdict, writes) if location != "none" else ""
-    replay = Check("reasoning_replay", verdict, evidence, fix, trace)
+    replay: Found = ("reasoning_replay", verdict, evidence, fix, trace)
     switch, why, switch_trace, off = thinking_switch_check(client, model, server)
-    thinking = Check(
-        "thinking_switch", switch, why, thinking_switch_advice(server, switch, off), switch_trace
+    thinking: Found = (
+        "thinking_switch",
+        switch,
+        why,
+        thinking_switch_advice(server, switch, off),
+        switch_trace,
     )
     return [replay, thinking]

@@ -17,7 +17,7 @@ from rig_nb.compare import Endpoint, Scenario, compare, summarize
 from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools
 from rig_nb.demo.reasoning_personas import reasoning_personas
 from rig_nb.testing import RecordedRequest, Response, ScriptedServer, chat_reply
-from rig_nb.thinking_checks import REPLAY_CANDIDATES, replay_conversation
+from rig_nb.thinking_checks import REPLAY_CANDIDATES, TEMPLATE_CANDIDATES, replay_conversation
 
 KEY = "sk-doctor-secret-7788"
 FULL_ANSWER = (
@@ -176,6 +176,7 @@ def _llama_server(renders: set[str]) -> Any:
     [
         pytest.param({"reasoning_content"}, "rendered via reasoning_content", id="renders-rc"),
         pytest.param({"reasoning"}, "rendered via reasoning", id="renders-reasoning"),
+        pytest.param({"thinking"}, "rendered via thinking", id="renders-thinking"),
         pytest.param(set(), "ignored", id="drops-it"),
     ],
 )
@@ -187,7 +188,7 @@ def test_on_llama_cpp_apply_template_is_the_judge(renders: set[str], verdict: st
     assert report.server == "llama.cpp"
     check = report.check("reasoning_replay")
     assert check.verdict == verdict
-    assert len(applied) == len(REPLAY_CANDIDATES)
+    assert len(applied) == len(TEMPLATE_CANDIDATES)
     assert all(r.json["messages"][1]["tool_calls"] for r in applied)
     if verdict == "ignored":
         assert "--reasoning-preserve" in check.advice

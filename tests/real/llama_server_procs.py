@@ -49,6 +49,7 @@ HERE = Path(__file__).resolve().parent
 THINK_TEMPLATE = HERE / "templates" / "qwen3-thinking.jinja"
 HERMES_TEMPLATE_NAME = "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja"
 
+TEMPLATE_FLAVOUR = "template:"  # `template:Qwen3.5-4B` serves under that family's template
 MODEL = "smollm2"  # the alias llama-server answers to (it answers any name with this model)
 LITELLM_PREFIX = "via-litellm-"  # LiteLLM exposes upstream "think-skip" as "via-litellm-think-skip"
 CTX_SIZE = 2048
@@ -180,6 +181,10 @@ DETERMINISTIC = ("--temp", "0", "--no-cache-prompt")
 
 
 def server_args(env: ServerEnv, name: str) -> tuple[str, ...]:
+    if name.startswith(TEMPLATE_FLAVOUR):
+        # `template:NAME`: SmolLM2 under llama.cpp's models/templates/NAME.jinja.
+        template = env.templates / f"{name.removeprefix(TEMPLATE_FLAVOUR)}.jinja"
+        return ("--jinja", "--chat-template-file", str(template))
     if name == "hermes-tools":
         return ("--jinja", "--chat-template-file", str(env.templates / HERMES_TEMPLATE_NAME))
     return SERVERS[name]
