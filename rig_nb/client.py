@@ -27,7 +27,14 @@ from ._version import __version__
 from .backend import Models
 from .errors import BackendError, ResponseTooLargeError, RigError
 from .redact import Redactor
-from .wire import Reply, StreamAssembler, parse_models, parse_reply_body, read_stream
+from .wire import (
+    Reply,
+    StreamAssembler,
+    parse_models,
+    parse_reply_body,
+    read_stream,
+    sdk_arguments,
+)
 from .wire.responses import (
     RESPONSES_FIELDS,
     parse_response_body,
@@ -293,7 +300,7 @@ class Client:
         """
         if self.api == "responses":
             return self._responses(body, retries)
-        params, extra = _split(body)
+        params, extra = sdk_arguments(body)
 
         def send() -> Reply:
             raw = self._sdk.chat.completions.with_raw_response.create(**params, extra_body=extra)
@@ -319,7 +326,7 @@ class Client:
         """
         if self.api == "responses":
             return self._responses(body, retries, assembler, on_event)
-        params, extra = _split(body)
+        params, extra = sdk_arguments(body)
         params["stream"] = True
 
         def send() -> Reply:
@@ -467,20 +474,3 @@ class Client:
         from .loop import run_trace
 
         return run_trace(self, request, trace=trace)
-
-
-def _split(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The SDK's keyword arguments and the rest of the body (sent as extra_body)."""
-    known = {
-        "model",
-        "messages",
-        "max_tokens",
-        "max_completion_tokens",
-        "tools",
-        "tool_choice",
-        "temperature",
-        "stream_options",
-    }
-    params = {k: v for k, v in body.items() if k in known}
-    extra = {k: v for k, v in body.items() if k not in known and k != "stream"}
-    return params, extra
