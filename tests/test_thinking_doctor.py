@@ -304,3 +304,19 @@ def test_an_invalid_thinking_scenario_fails_its_own_rows(demo: DemoServer) -> No
     )
     assert list(df["outcome"]) == ["ValueError", "ok"]
     assert "thinking must be" in df["error"][0]
+
+
+def test_without_apply_template_llama_cpp_is_judged_by_tokens() -> None:
+    def handle(request: RecordedRequest) -> Response | dict[str, Any]:
+        if request.path == "/apply-template":
+            return Response({"error": {"message": "not found"}}, 404)
+        if request.method == "GET":
+            return {"data": [{"id": "m", "owned_by": "llamacpp"}]}
+        turns = [m for m in request.json["messages"] if m["role"] == "assistant"]
+        read = sum(len(m.get("reasoning_content", "").split()) for m in turns)
+        return chat_reply("391.", usage={"prompt_tokens": 30 + read, "completion_tokens": 1})
+
+    with ScriptedServer([handle] * 20) as server, Client(server.base_url, KEY) as client:
+        check = endpoint_report(client, "m", stream=False).check("reasoning_replay")
+    assert check.verdict == "rendered via reasoning_content"
+    assert check.evidence.startswith("prompt_tokens without reasoning 30; with reasoning_content")
