@@ -33,6 +33,7 @@ READ = frozenset(
         "harmony",
         "gemma4",
         "deepseek",
+        "dsml",
         "seed-oss",
         "other:MiniMax-M2",
         "other:MiniMax-M3",

@@ -532,8 +532,8 @@ CALLS = [
     pytest.param(
         f'<{BAR}DSML{BAR}function_calls>\n<{BAR}DSML{BAR}invoke name="f">\n'
         f"</{BAR}DSML{BAR}invoke>\n</{BAR}DSML{BAR}function_calls>",
-        [],
-        id="dsml-detected-not-read",
+        [_call("dsml", "f", "{}")],  # read since round 3 (DeepSeek V3.2's template)
+        id="dsml-read",
     ),
 ]
 

@@ -25,11 +25,16 @@ Each dialect, with one example as seen in the wild and where its format is defin
 - ``thought-tag`` (EXAONE Deep): ``<thought>...</thought>\\boxed{4}`` (tinyhumansai/openhuman#6184).
 - ``gemma-channel`` (Gemma 4): ``<|channel>thought\\n...<channel|>`` (vLLM's gemma4 reasoning
   parser).
+- Round 3 names every family's special markup: ``minimax-tool-calls``,
+  ``gemma-tool-call``, ``deepseek-tool-calls``, ``cohere-markers``, ``lfm-tool-calls``,
+  ``minimax-think``, ``kimi-think``, ``kimi-k3-markers``, ``minicpm-function``,
+  ``gigachat-markers``, ``nemotron-toolcall``, ``apriel-markers``, ``apertus-tool-calls``
+  (markers.py; examples from shared/peer-cases, llama.cpp's tests/test-chat.cpp).
 - ``dsml`` (DeepSeek V3.2): ``<\\uff5cDSML\\uff5cfunction_calls>\\n<\\uff5cDSML\\uff5cinvoke
   name="get_weather">...`` with U+FF5C fullwidth bars (vLLM's deepseekv32 tool parser).
 
-Markers inside closed fenced code blocks or inline code spans are quoted, not
-leaked (`code.py`; in a reply of at most 10,000 backticks and tildes);
+Markers inside closed fenced code blocks, indented code blocks or inline code
+spans are quoted, not leaked (`code.py`; in a reply of at most 10,000 backticks and tildes);
 markers anywhere else count, JSON strings included. The
 token-stripped harmony remains are ``analysis`` glued to a capital letter at the
 start of the reply, ``assistant`` glued to a channel name (``assistantfinal``,
@@ -38,12 +43,16 @@ English writes none of them. GLM's ``<arg_key>`` counts as ``tool-call-tag`` (it
 ``<tool_call>`` is a special token a server may strip).
 
 Calls are read from tool-call-tag (JSON, GLM and Qwen3-Coder bodies),
-function-tag, mistral-tool-calls, kimi-tool-calls and harmony commentary
-messages; dsml and token-stripped harmony calls are detected, not read. Nothing
-is read from reasoning: the other dialects' blocks, harmony analysis messages,
-and everything before a reasoning closer with no opener (the rule
-strip_reasoning applies to ``</think>``), a closer inside a call's arguments
-included (`scan.py`).
+function-tag, mistral-tool-calls, kimi-tool-calls, harmony messages with a
+`to=functions.NAME` recipient on any channel, dsml, and the families of
+`families.py` (MiniMax, Gemma 4, DeepSeek V3/R1/V3.1); token-stripped harmony
+calls and the other families' call markup (LFM2, Cohere, Nemotron v2, Apertus,
+MiniCPM5, GigaChat, Kimi-K3) are named and detected, not read. Parameter values
+of the XML-like dialects take the declared tool's schema type. Nothing is
+read from reasoning: the other dialects' blocks (a call opener ends an unclosed
+one), harmony analysis messages without a recipient, and everything before a
+reasoning closer with no opener (the rule strip_reasoning applies to
+``</think>``), a closer inside a call's arguments included (`scan.py`).
 
 Every function here is linear in the reply's length on any input and never
 raises: a reply is chosen by the endpoint, and fits a 1 MiB response cap.

@@ -32,7 +32,9 @@ __all__ = [
     "GEMMA_CALL",
     "MINIMAX_CALL",
     "MINIMAX_DELIMITED",
+    "DSML_CALLS",
     "deepseek",
+    "dsml",
     "gemma",
     "minimax",
     "minimax_delimited",
@@ -42,6 +44,9 @@ MINIMAX_CALL = "<minimax:tool_call>"
 MINIMAX_DELIM = "]<]minimax[>["
 MINIMAX_DELIMITED = MINIMAX_DELIM + "<tool_call>"
 GEMMA_CALL = "<|tool_call>"
+DSML = "\uff5cDSML\uff5c"
+DSML_CALLS = re.compile(f"<{DSML}(?:function|tool)_calls>")
+_STRING = frozenset(("string",))
 _BAR = "[\uff5c|]"
 DEEPSEEK_CALL = f"<{_BAR}tool\u2581call\u2581begin{_BAR}>"
 
@@ -51,6 +56,7 @@ _DELIMITED_END = re.compile(
 )
 _INVOKE = re.compile(r'<invoke name="([^"<>\n]{1,256})">')
 _M3_PARAM = re.compile(r"<([^\s<>/]{1,256})>")
+_DSML_END = re.compile(f"</{DSML}(?:function|tool)_calls>|<{DSML}(?:function|tool)_calls>")
 _GEMMA_END = re.compile(r"<tool_call\|>|<\|tool_call>")
 _GEMMA_HEAD = re.compile(r"[ \t\r\n]*call:([^\s{<]{1,256})[ \t\r\n]*")
 # A bare key of a Gemma object: after '{' or ',' (outside strings, which are cut out first).
@@ -67,7 +73,8 @@ def _window(
     close = closer.search(masked, end, bound)
     if close is None:
         return (bound, bound) if bound == len(masked) else (-1, bound)
-    return close.start(), close.end() if close.group() == last else close.start()
+    closing = close.group() == last or (not last and close.group().startswith("</"))
+    return close.start(), close.end() if closing else close.start()
 
 
 def _invokes(
@@ -86,6 +93,7 @@ def _invokes(
         arguments: dict[str, Any] = {}
         at = 0
         failed = False
+        attributes = ""
         while not failed:
             if param is None:
                 start = inner.find('<parameter name="', at)
@@ -94,7 +102,8 @@ def _invokes(
                 key_end = inner.find('">', start + 17)
                 if key_end < 0:
                     break
-                key, value_at = inner[start + 17 : key_end], key_end + 2
+                key, _, attributes = inner[start + 17 : key_end].partition('"')
+                value_at = key_end + 2
                 close = inner.find(close_of, value_at)
             else:
                 tag = param.search(inner, at)
@@ -107,6 +116,8 @@ def _invokes(
                 failed = True
                 break
             value, kind = inner[value_at:close].strip(WS), types.get(key)
+            if param is None and 'string="true"' in attributes:
+                kind = _STRING  # DSML says which values are strings
             nested = (
                 _nested(value, 0) if param is not None and kind != frozenset(("string",)) else None
             )
@@ -158,6 +169,14 @@ def minimax_delimited(s: str, masked: str, end: int, bound: int, calls: Calls, l
     if stop >= 0:
         body = s[end:stop].replace(MINIMAX_DELIM, "")
         _invokes("minimax-tool-calls", body, calls, _M3_PARAM, "")
+    return pos
+
+
+def dsml(s: str, masked: str, end: int, bound: int, calls: Calls, limit: int) -> int:
+    """DeepSeek V3.2 (and V4): MiniMax's invoke, every tag behind the DSML marker."""
+    stop, pos = _window(masked, end, bound, _DSML_END, "")
+    if stop >= 0:
+        _invokes("dsml", s[end:stop].replace(DSML, ""), calls, None, "</parameter>")
     return pos
 
 

@@ -210,6 +210,7 @@ _CALL_OPENERS = re.compile(
     r"<tool_call>|<function=|\[TOOL_CALLS\]|<\|tool_calls_section_begin\|>|<\|tool_call_begin\|>"
     r"|<\|start\|>|<\|channel\|>|to=functions\.|<minimax:tool_call>|\]<\]minimax\[>\[|<\|tool_call>"
     r"|<[\uff5c|]tool\u2581calls?\u2581begin[\uff5c|]>|<seed:tool_call>"
+    r"|<\uff5cDSML\uff5c(?:function|tool)_calls>"
 )
 
 

@@ -37,10 +37,12 @@ from .calls import (
 from .code import mask_code
 from .families import (
     DEEPSEEK_CALL,
+    DSML_CALLS,
     GEMMA_CALL,
     MINIMAX_CALL,
     MINIMAX_DELIMITED,
     deepseek,
+    dsml,
     gemma,
     minimax,
     minimax_delimited,
@@ -261,6 +263,8 @@ _HANDLERS: dict[str, Handler] = {
     GEMMA_CALL: gemma,
     "<\uff5ctool\u2581call\u2581begin\uff5c>": deepseek,
     "<|tool\u2581call\u2581begin|>": deepseek,
+    "<\uff5cDSML\uff5cfunction_calls>": dsml,
+    "<\uff5cDSML\uff5ctool_calls>": dsml,
 }
 
 
@@ -281,9 +285,12 @@ _OPENERS = {
     MINIMAX_DELIMITED: re.compile(re.escape(MINIMAX_DELIMITED)),
     GEMMA_CALL: re.compile(re.escape(GEMMA_CALL) + r"(?=[ \t\r\n]*call:)"),
     DEEPSEEK_CALL: re.compile(DEEPSEEK_CALL + r"(?=[ \t\r\n]*[\w.])"),
+    DSML_CALLS.pattern: re.compile(DSML_CALLS.pattern + "(?=[ \t\r\n]*<\uff5cDSML\uff5cinvoke )"),
 }
 _OPENER_OF = {"<\uff5ctool\u2581call\u2581begin\uff5c>": DEEPSEEK_CALL}
 _OPENER_OF["<|tool\u2581call\u2581begin|>"] = DEEPSEEK_CALL
+_OPENER_OF["<\uff5cDSML\uff5cfunction_calls>"] = DSML_CALLS.pattern
+_OPENER_OF["<\uff5cDSML\uff5ctool_calls>"] = DSML_CALLS.pattern
 # Where a call starts: inside an unclosed reasoning block, it ends the block (Kimi-K2-Thinking
 # and Qwen3 open a call before closing their reasoning).
 _CALL_START = re.compile("|".join(p.pattern for p in _OPENERS.values()))
