@@ -202,6 +202,16 @@ def check_probe(nb: Any, personas: dict[str, Any]) -> None:
     assert "server: <b>vllm</b>" in reports[0]
     assert all(f">{name}<" in reports[0] for name in CHECKS)
     assert "--tool-call-parser" in reports[0]  # hermes-text-tools: vLLM's tool parser is off
+    # The report cancelled after three requests (the panel's last): what was found, then cancelled.
+    assert "cancelled after 3 of " in reports[0]
+    background = cell_outputs(nb, "panel.start_report()")
+    assert "started in the background: True" in printed(background)
+    assert re.search(r"^cancelled after 3 of \d+ requests$", printed(background), re.M)
+    found = {r["check"]: r["verdict"] for r in frame(background)}
+    assert found["tool_choice_unset"] == "text" and found["tool_choice_auto"] == "text"
+    assert (
+        found["tool_choice_required"] == "cancelled" and found["structured_output"] == "cancelled"
+    )
     doctor = frame(cell_outputs(nb, "endpoint_report(client, m)"))
     assert column(doctor, "") == [*CHECKS, "server (guessed)"]
     checked = [k for k in doctor[0] if k]
@@ -299,11 +309,35 @@ def check_compare(nb: Any, personas: dict[str, Any]) -> None:
     assert column(matrix, "") == [s.name for s in DEFAULT_SCENARIOS]
     cells = [v for r in matrix for k, v in r.items() if k]
     assert len(cells) == n_endpoints * n_scenarios
-    assert all(re.fullmatch(r"[0-3]/3 ok, \d+\.\d\d s", c) for c in cells), cells
+    assert all(re.fullmatch(r"[0-3]/3 ok(, pass\^3|, flaky)?, \d+\.\d\d s", c) for c in cells), (
+        cells
+    )
+    assert all(("pass^3" in c) == c.startswith("3/3") for c in cells), cells
     assert {c[:3] for c in cells} >= {"3/3", "0/3"}
     assert WIDGET in mimes(cell_outputs(nb, "CompareView(df)"))
     assert [v for v in widget_values(nb) if "3/3 ok" in v and "<table" in v]  # the matrix
     assert "AccordionModel" in widget_models(nb)  # the rows, on demand
+    flaky = {r[""]: r for r in frame(cell_outputs(nb, "flaky_df = compare("))}
+    assert all(re.match(r"3/3 ok, pass\^3, ", c) for c in flaky["well-behaved"].values() if c)
+    assert any(re.match(r"[12]/3 ok, flaky, ", c) for c in flaky["flaky-answers"].values() if c)
+    assert [v for v in widget_values(nb) if "flaky<br>" in v and "<table" in v]
+    evaluated = {r[""]: r for r in frame(cell_outputs(nb, "evaluation = compare("))}
+    assert all(c.startswith("2/2 ok, pass^2") for c in evaluated["probe"].values() if c)
+    assert evaluated["agentic"]["well-behaved"].startswith("2/2 ok, pass^2")
+    assert evaluated["agentic"]["agent-shape-text-calls"].startswith("0/2 ok")
+    assert evaluated["structured output"]["vllm-json-in-reasoning"].startswith("0/2 ok")
+    failed = {
+        (r["endpoint"], r["scenario"]): r["outcome"] for r in frame(cell_outputs(nb, "failed = "))
+    }
+    assert failed[("agent-shape-text-calls", "agentic")] == "NoToolCallingError"
+    assert failed[("vllm-json-in-reasoning", "structured output")] == "json_in_reasoning"
+    assert failed[("lmstudio-json-in-reasoning", "structured output")] == "json_in_reasoning"
+    wires = frame(cell_outputs(nb, "wires = compare("))
+    for model in ("well-behaved", "reasoning-field", "hermes-text-tools"):
+        # One endpoint over both wires: the same outcomes, cell by cell.
+        assert [r[f"{model} / chat"][:6] for r in wires] == [
+            r[f"{model} / responses"][:6] for r in wires
+        ]
     ttft = frame(cell_outputs(nb, "stream=True"))
     values = [float(v) for r in ttft for k, v in r.items() if k]
     assert len(values) == n_endpoints * n_scenarios and min(values) > 0
