@@ -14,16 +14,10 @@ from rig_nb.cli import main
 KEY = "sk-test-0123456789abcdef"
 
 
-def clean_env(**extra: str) -> dict[str, str]:
-    """The environment without OPENAI_* and without COLUMNS and LINES (a shell's terminal
-    size must not cut a subprocess's tables), plus `extra`."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("OPENAI_") and k not in ("COLUMNS", "LINES")
-    }
-    env.update(extra)
-    return env
+def child_env(**extra: str) -> dict[str, str]:
+    """A subprocess's environment: this test's, which conftest's `clean_environ` has already
+    cleared of what the SDK and the terminal would bring in, plus `extra`."""
+    return {**os.environ, **extra}
 
 
 def rig(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -32,7 +26,7 @@ def rig(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=120,
-        env=clean_env(**env),
+        env=child_env(**env),
     )
 
 

@@ -17,12 +17,14 @@ from rig_nb.testing import ScriptedServer
 # Variables the openai SDK, httpx or ssl would read: no test depends on the shell it ran from.
 _AMBIENT_PREFIXES = ("OPENAI_",)
 _AMBIENT = ("NETRC", "SSL_CERT_FILE", "SSL_CERT_DIR", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+# The terminal's size: tables fit it, and the shell pytest runs in must not cut what a test sees.
+_TERMINAL = ("COLUMNS", "LINES")
 
 
 @pytest.fixture(autouse=True)
 def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
-        if name.startswith(_AMBIENT_PREFIXES) or name.upper() in _AMBIENT:
+        if name.startswith(_AMBIENT_PREFIXES) or name.upper() in _AMBIENT or name in _TERMINAL:
             monkeypatch.delenv(name)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from cli_helpers import KEY, Ran, assert_one_line_error, clean_env, cli, rig  # noqa: F401
+from cli_helpers import KEY, Ran, assert_one_line_error, child_env, cli, rig  # noqa: F401
 from loopback import free_port
 
 from rig_nb.cli import build_parser
@@ -59,7 +59,7 @@ def test_help_and_usage_errors_do_not_import_the_sdk() -> None:
         capture_output=True,
         text=True,
         timeout=60,
-        env=clean_env(),
+        env=child_env(),
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.endswith("ok\n")
@@ -121,7 +121,7 @@ def test_help_and_hints_name_the_command_as_it_was_started(
     script = Path(sys.executable).with_name("rig-nb")
     for argv, prog in (([str(script)], "rig-nb"), ([sys.executable, "-m", "rig_nb"], PROG)):
         proc = subprocess.run(
-            [*argv, "probe", "--help"], capture_output=True, text=True, timeout=60, env=clean_env()
+            [*argv, "probe", "--help"], capture_output=True, text=True, timeout=60, env=child_env()
         )
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.startswith(f"usage: {prog} probe ")
@@ -160,7 +160,7 @@ def test_compare_without_pandas_names_the_install_for_this_checkout(tmp_path: Pa
     root = Path(__file__).resolve().parents[1]
     proc = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-        env=clean_env(), cwd=root,
+        env=child_env(), cwd=root,
     )  # fmt: skip
     assert_one_line_error(proc, 1, "compare needs pandas: pip install -e '.[notebook]'")
 
@@ -239,7 +239,7 @@ def start(*args: str, background: bool = False) -> subprocess.Popen[str]:
     prefix = [sys.executable, "-c", _BACKGROUND] if background else []
     return subprocess.Popen(
         [*prefix, sys.executable, *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env(),
         start_new_session=background,
     )  # fmt: skip
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from cli_helpers import KEY, assert_one_line_error, clean_env, cli
+from cli_helpers import KEY, assert_one_line_error, child_env, cli
 from loopback import free_port
 
 from rig_nb.capabilities import CHECKS
@@ -240,7 +240,7 @@ def test_compare_progress_on_a_terminal(demo: DemoServer, tmp_path: Path) -> Non
     try:
         proc = subprocess.run(
             [sys.executable, "-m", "rig_nb", "compare", toml],
-            stdout=subprocess.PIPE, stderr=child, timeout=120, env=clean_env(),
+            stdout=subprocess.PIPE, stderr=child, timeout=120, env=child_env(),
         )  # fmt: skip
         os.close(child)
         child = -1

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from cli_helpers import assert_one_line_error, clean_env, cli, rig
+from cli_helpers import assert_one_line_error, child_env, cli, rig
 
 from rig_nb import Trace
 from rig_nb.cli.text import plural
@@ -174,7 +174,7 @@ def test_demo_without_pandas() -> None:
         "sys.exit(main(['demo']))\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=clean_env()
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=child_env()
     )
     assert proc.returncode == 0, proc.stderr
     assert demo_table(proc.stdout)["qwen3-no-parser"]["outcome"] == "ok"
