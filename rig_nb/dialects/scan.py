@@ -377,6 +377,8 @@ def scan(
         pos = opened.end()
     event = stripped = None
     event_at = recipient_at = stripped_at = closer_at = -1
+    call_at = -1
+    block_close: dict[str, int] = {}
     while pos < size:
         start = pos
         if event_at < pos:
@@ -405,14 +407,21 @@ def scan(
                 while len(calls) < limit and (event := again.match(masked, pos)):
                     pos = handler(s, masked, event.end(), closer_at, calls, limit)
             elif marker in _BLOCKS:
-                close = masked.find(_BLOCKS[marker], pos)
-                if close < 0:
-                    call = _CALL_START.search(masked, pos)
-                    if call is None:
+                # Each search is made again only once the scan has passed what it found:
+                # a closer that is nowhere after pos is nowhere after any later pos.
+                closer_text = _BLOCKS[marker]
+                if block_close.get(closer_text, -1) < pos:
+                    block_close[closer_text] = masked.find(closer_text, pos) % (size + 2)
+                close = block_close[closer_text]
+                if close > size:
+                    if call_at < pos:
+                        call = _CALL_START.search(masked, pos)
+                        call_at = call.start() if call else never
+                    if call_at >= size:
                         break
-                    pos = call.start()  # the call opener ends the unclosed block
+                    pos = call_at  # the call opener ends the unclosed block
                     continue
-                pos = close + len(_BLOCKS[marker])
+                pos = close + len(closer_text)
                 continue
             elif marker in _CLOSERS:
                 calls.clear()
