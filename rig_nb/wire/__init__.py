@@ -2,8 +2,9 @@
 
 `chat` builds chat-completion messages, tools and request bodies and parses replies;
 `stream` assembles a reply from stream deltas (and makes deltas from a reply, for the
-local servers); `sse` frames server-sent events. Everything else works on `Reply` and
-on the messages these functions build.
+local servers); `sse` frames server-sent events; `responses` carries the same bodies and
+replies over the Responses API (`/responses`), and `responses_serve` is its server side.
+Everything else works on `Reply` and on the messages these functions build.
 """
 
 from .chat import (

@@ -395,9 +395,11 @@ class _ResponsesReader:
     def _end(self, event: Mapping[str, Any]) -> bool:
         response = event.get("response")
         if not isinstance(response, dict):
-            response = {"status": "incomplete" if event["type"].endswith("incomplete") else None}
+            response = {}
         if event["type"] == "response.failed":
             response = {**response, "status": "failed"}
+        elif event["type"] == "response.incomplete":
+            response = {**response, "status": "incomplete"}
         a = self.assembler
         grew = False
         if not (a.content or a.reasoning or self.call_ids) and isinstance(
