@@ -194,9 +194,7 @@ class BenchServer(LoopbackServer):
         body = chat_reply(reply_text(chars), model="bench")
         if responses:  # each event its own HTTP chunk
             events = response_events(body, piece_chars=piece)
-            return Response(
-                sse_body(events, done=False, interval=interval), headers=_SSE_HEADERS
-            )
+            return Response(sse_body(events, done=False, interval=interval), headers=_SSE_HEADERS)
         if write == "event":
             return streamed(body, piece_chars=piece, interval=interval)
         with self._lock:
