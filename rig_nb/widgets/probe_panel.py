@@ -228,6 +228,8 @@ class ProbePanel(widgets.VBox):  # type: ignore[misc]
         """End the running work at the next request boundary; False when nothing runs."""
         if not self.busy:
             return False
+        if self._cancel.is_set():
+            return True  # asked already (a second click, or a progress observer)
         self._cancel.set()
         self.cancel_button.disabled = True
         self._show(
