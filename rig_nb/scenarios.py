@@ -87,6 +87,12 @@ class Scenario:
     response_format: Mapping[str, Any] | None = None
     expect_answer: str = ""
 
+    # As RunRequest's: the same endpoint under two scenarios that differ only here shows
+    # what the thinking switch or the reasoning replay changes.
+    thinking: bool | str | int | None = None
+    reasoning_replay: str = "tool_turns"
+    reasoning_field: str = "auto"
+
     @classmethod
     def agentic(cls, name: str = "agentic") -> Scenario:
         """An agent client's request: a 4 KB system prompt, 12 tools, three dependent steps.
@@ -104,11 +110,6 @@ class Scenario:
             require_tool_call=True,
             expect_answer=AGENTIC_ANSWER,
         )
-    # As RunRequest's: the same endpoint under two scenarios that differ only here shows
-    # what the thinking switch or the reasoning replay changes.
-    thinking: bool | str | int | None = None
-    reasoning_replay: str = "tool_turns"
-    reasoning_field: str = "auto"
 
 
 @dataclass
