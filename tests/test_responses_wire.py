@@ -441,3 +441,51 @@ def test_the_demo_serves_responses_streamed_and_not(quick_demo: DemoServer) -> N
             assert result.trace.outcome == "ok" and result.tool_calls == 3
             assert result.trace.iterations[0].reasoning_field == "reasoning_text"
     assert quick_demo.requests[-1].path == "/v1/responses"
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        pytest.param(
+            [
+                {**CALL_ADDED, "item": {**CALL_ADDED["item"], "call_id": "call_9"}},
+                {
+                    "type": "response.function_call_arguments.done",
+                    "item_id": "fc_1",
+                    "arguments": '{"text": "once"}',
+                },
+            ],
+            id="arguments-only-at-done",
+        ),
+        pytest.param(
+            [
+                {
+                    "type": "response.output_item.done",
+                    "output_index": 0,
+                    "item": {
+                        "type": "function_call",
+                        "id": "fc_1",
+                        "call_id": "call_9",
+                        "name": "echo",
+                        "arguments": '{"text": "once"}',
+                    },
+                }
+            ],
+            id="whole-item-at-done",
+        ),
+    ],
+)
+def test_calls_that_arrive_whole_run_once(server: ScriptedServer, events: list[Any]) -> None:
+    body = sse_body([*events, COMPLETED], done=False)
+    trace = _run(
+        server, Response(body, headers=SSE), chat_reply("Echoed."), stream=True, tools=(ECHO,)
+    )
+    assert trace.outcome == "ok"
+    [call] = trace.tool_calls
+    assert (call.received_id, call.name, call.arguments, call.result) == (
+        "call_9",
+        "echo",
+        '{"text": "once"}',
+        "echo once",
+    )
+    assert trace.iterations[0].finish_reason == "tool_calls"
