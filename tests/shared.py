@@ -16,6 +16,14 @@ DIALECT_PERSONAS = [
     "answer-in-reasoning",
     "gateway-reasoning-details",
 ]
+FAMILY_PERSONAS = [
+    "minimax-xml-calls",
+    "gemma4-text-calls",
+    "deepseek-v31-tokens",
+    "kimi-calls-in-reasoning",
+    "gpt-oss-analysis-recipient",
+    "glm-markup-in-tool-name",
+]
 REASONING_PERSONAS = [
     "deepseek-thinking-tools",
     "vllm-reads-reasoning",
@@ -40,6 +48,7 @@ PERSONAS = [
     "tool-spinner",
     "html-injector",
     *DIALECT_PERSONAS,
+    *FAMILY_PERSONAS,
     *REASONING_PERSONAS,
     *EVALUATION_PERSONAS,
     "llama-server-deepseek-recorded",

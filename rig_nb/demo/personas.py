@@ -19,6 +19,7 @@ from typing import Any
 from ..testing import Response
 from .dialect_personas import dialect_personas
 from .evaluation_personas import agent_step, evaluation_personas
+from .family_personas import family_personas
 from .kit import Persona, Said, Stream, Turn, count_words, short
 from .reasoning_personas import reasoning_personas
 
@@ -304,6 +305,7 @@ def default_personas() -> list[Persona]:
         ToolSpinner(),
         HtmlInjector(),
         *dialect_personas(),
+        *family_personas(),
         *reasoning_personas(),
         *evaluation_personas(),
     ]
