@@ -65,7 +65,8 @@ def test_compare(
     assert re.fullmatch(rf"rig-nb: \d+ of {rows_n} runs not ok", ran.stderr.splitlines()[-1])
     summary, rows = ran.stdout.split("\n\n")
     assert summary.startswith("summary: ")
-    assert re.search(r"^probe\s+2/2 ok, [\d.]+ s\s+0/2 ok, [\d.]+ s$", summary, re.M)
+    assert re.search(r"^probe\s+2/2 ok, pass\^2, [\d.]+ s\s+0/2 ok, [\d.]+ s$", summary, re.M)
+    assert "pass^k: all k repeats ok; flaky: some ok, some not" in summary
     assert re.search(r"^hermes\s+hermes-text-tools\s+probe\s+0\s+NoToolCallingError\s", rows, re.M)
     with open(out["out.csv"]) as f:
         table = list(csv.DictReader(f))
@@ -89,6 +90,24 @@ def test_compare_exits_0_when_every_run_is_ok(
     ran = cli(capsys, "compare", endpoints_toml(tmp_path, ("clean", demo.base_url, "well-behaved")))
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert ran.stderr == ""
+
+
+def test_compare_evaluation_runs_structured_output_and_agentic(
+    demo: DemoServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    toml = endpoints_toml(
+        tmp_path,
+        ("clean", demo.base_url, "well-behaved"),
+        ("agent", demo.base_url, "agent-shape-text-calls"),
+    )
+    ran = cli(capsys, "compare", toml, "--evaluation", "--repeats", "2")
+    assert ran.returncode == 1  # the agent-shaped request fails on agent-shape-text-calls
+    summary = ran.stdout.split("\n\n")[0]
+    assert re.search(r"^agentic\s+2/2 ok, pass\^2, [\d.]+ s\s+0/2 ok, [\d.]+ s$", summary, re.M)
+    assert re.search(r"^structured output\s+2/2 ok, pass\^2, ", summary, re.M)
+    assert re.search(
+        r"^agent\s+agent-shape-text-calls\s+agentic\s+0\s+NoToolCallingError", ran.stdout, re.M
+    )
 
 
 def test_compare_names_what_to_change_for_a_dead_endpoint(

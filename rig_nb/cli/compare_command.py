@@ -164,13 +164,13 @@ def cmd_compare(args: Namespace) -> int:
         import pandas  # noqa: F401
     except ImportError:
         raise CommandError(f"compare needs pandas: {install('notebook')}", 1) from None
-    from ..compare import DEFAULT_SCENARIOS, compare, summarize
+    from ..compare import DEFAULT_SCENARIOS, EVALUATION_SCENARIOS, compare, summarize
     from ..report import save_html, save_traces
 
     # The same scenarios, each under the thinking switch and replay asked for.
     scenarios = [
         replace(s, thinking=args.thinking, reasoning_replay=args.reasoning_replay)
-        for s in DEFAULT_SCENARIOS
+        for s in (EVALUATION_SCENARIOS if args.evaluation else DEFAULT_SCENARIOS)
     ]
 
     progress = Progress(sys.stderr) if sys.stderr.isatty() else None
@@ -195,7 +195,10 @@ def cmd_compare(args: Namespace) -> int:
     else:
         width = terminal_width()
         rows = frame.astype(object).where(frame.notna(), None).to_dict("records")
-        print("summary: runs ok / runs, and the median latency, per scenario and endpoint")
+        print(
+            "summary: runs ok / runs (pass^k: all k repeats ok; flaky: some ok, some not), "
+            "and the median latency, per scenario and endpoint"
+        )
         print(printable(summarize(frame).to_string(line_width=width)))
         print()
         table = compare_table_rows(rows)

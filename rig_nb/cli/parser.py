@@ -313,6 +313,11 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "--concurrency", type=_positive_int, default=4, help="runs in flight per endpoint"
     )
     p.add_argument("--stream", action="store_true", help="stream every reply")
+    p.add_argument(
+        "--evaluation",
+        action="store_true",
+        help="also run the structured output (response_format) and agentic scenarios",
+    )
     _reasoning_args(p)
     _key_arg(p, " to an endpoint whose table names no api_key_env")
     _timing_args(p)
