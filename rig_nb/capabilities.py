@@ -496,7 +496,7 @@ def _report(client: Client, model: str, *, stream: bool) -> EndpointReport:
         c.advice = "" if silent else advice(kind, c.name, c.verdict, auto=auto)
     # Up to 5 more requests; these two checks carry their own advice.
     checks.extend(Check(*found) for found in reasoning_checks(client, model, server, location))
-    checks.append(structured_output_check(client, model, server))
+    checks.append(Check("structured_output", *structured_output_check(client, model, server)))
     # Two more requests: the probe and the question over /responses.
     verdict, evidence, fix, trace = api_parity(
         client, model, server, lambda c: _ask(c, model, False)[0], plain, probes["auto"]

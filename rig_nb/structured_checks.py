@@ -17,7 +17,7 @@ with an integer `answer`), no tools. The verdict says where the JSON came back:
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import strict_json
 from .content import decode_json_object
@@ -27,13 +27,13 @@ from .trace import Iteration, Trace
 from .wire import chat_body
 
 if TYPE_CHECKING:
-    from .capabilities import Check
     from .client import Client
 
 __all__ = [
     "STRUCTURED_CHECKS",
     "STRUCTURED_QUESTION",
     "STRUCTURED_SCHEMA",
+    "StructuredOutput",
     "structured_output_check",
     "structured_output_verdict",
 ]
@@ -143,12 +143,19 @@ def _evidence(trace: Trace, verdict: str, redact: Any) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def structured_output_check(client: Client, model: str, server: str) -> Check:
-    """The `structured_output` check for `endpoint_report` (one request), advice included."""
-    from .capabilities import Check
+class StructuredOutput(NamedTuple):
+    """What the `structured_output` check found (the doctor makes its Check of it)."""
 
+    verdict: str
+    evidence: str
+    advice: str
+    trace: Trace
+
+
+def structured_output_check(client: Client, model: str, server: str) -> StructuredOutput:
+    """The `structured_output` check for `endpoint_report` (one request), advice included."""
     trace = _ask(client, model)
     verdict = structured_output_verdict(trace)
     table = _ADVICE.get(verdict, {})
     fix = table.get(server, table.get("", ""))
-    return Check("structured_output", verdict, _evidence(trace, verdict, client.redact), fix, trace)
+    return StructuredOutput(verdict, _evidence(trace, verdict, client.redact), fix, trace)
