@@ -21,6 +21,8 @@ runs forward from `end`, so each character is looked at a bounded number of time
 
 from __future__ import annotations
 
+import json
+import json.encoder
 import re
 from typing import Any
 
@@ -180,17 +182,43 @@ def dsml(s: str, masked: str, end: int, bound: int, calls: Calls, limit: int) ->
     return pos
 
 
+def _quote_key(key: re.Match[str]) -> str:
+    return f'{key[1]}"{key[2]}":'
+
+
+_string: Any = json.encoder.encode_basestring  # C: quoted and escaped
+
+
 def _gemma_json(text: str) -> str:
     """Gemma's object notation as JSON: `<|"|>` strings quoted, bare keys quoted."""
     parts = text.split(_GEMMA_QUOTE)
-    out = []
-    for i, part in enumerate(parts):
-        if i % 2:
-            out.append('"' + part.replace("\\", "\\\\").replace('"', '\\"') + '"')
+    parts[1::2] = map(_string, parts[1::2])
+    parts[0::2] = [_GEMMA_KEY.sub(_quote_key, p) if ":" in p else p for p in parts[0::2]]
+    return "".join(parts)
+
+
+# One `key:value` of a flat Gemma object: a `<|"|>` string or a scalar literal.
+_GEMMA_PAIR = re.compile(r'([^\W\d][\w.\-]*):(?:<\|"\|>(.*?)<\|"\|>|([^,{}\[\]<"]*))(,|\Z)', re.S)
+
+
+def _gemma_flat(text: str) -> dict[str, Any] | None:
+    """A flat Gemma object read directly (no JSON text built); None when it is not flat."""
+    inner = text[1:-1]
+    found: dict[str, Any] = {}
+    pos = 0
+    for pair in _GEMMA_PAIR.finditer(inner):
+        if pair.start() != pos:
+            return None
+        key, string, literal, _ = pair.groups()
+        if string is None:
+            value, error = decode(literal)
+            if error:
+                return None
+            found[key] = value
         else:
-            out.append(_GEMMA_KEY.sub(r'\1"\2":', part))
-    out = [o.replace("\n", "\\n").replace("\t", "\\t") if i % 2 else o for i, o in enumerate(out)]
-    return "".join(out)
+            found[key] = string
+        pos = pair.end()
+    return found if pos == len(inner) else None
 
 
 def gemma(s: str, masked: str, end: int, bound: int, calls: Calls, limit: int) -> int:
@@ -201,6 +229,10 @@ def gemma(s: str, masked: str, end: int, bound: int, calls: Calls, limit: int) -
     if head is None or not name_ok(head.group(1)):
         return pos
     name, text = head.group(1), s[head.end() : stop].strip(WS)
+    flat = _gemma_flat(text) if text[:1] == "{" and text[-1:] == "}" else None
+    if flat is not None:
+        calls.append(make_call("gemma-tool-call", name, flat))
+        return pos
     value, error = decode(_gemma_json(text)) if text else ({}, "")
     if error or not isinstance(value, dict):
         calls.append(record("gemma-tool-call", name, "", error or "arguments are not an object"))
