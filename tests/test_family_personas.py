@@ -69,3 +69,23 @@ def test_family_personas_name_their_public_source(demo: DemoServer, persona: obj
     doc = inspect.getdoc(persona) or ""
     assert re.search(r"[\w-]+/[\w.-]+ ?(?:PR)?#\d+", doc), doc
     assert persona.name in demo.models  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("example", "leak"),
+    [
+        ("MiniMax-M2: <minimax:tool_call> XML calls", "minimax-tool-calls"),
+        ("Gemma 4: <|tool_call>call:NAME{...}", "gemma-tool-call"),
+        ("DeepSeek V3.1: tool-call tokens after </think>", "deepseek-tool-calls"),
+        ("Kimi-K2-Thinking: a call before its reasoning closes", "kimi-tool-calls"),
+        ("gpt-oss: a call from the analysis channel", "harmony"),
+    ],
+)
+def test_leak_lab_shows_every_family(example: str, leak: str) -> None:
+    from rig_nb.widgets import LeakLab
+
+    lab = LeakLab()
+    lab.examples.value = example
+    assert leak in lab.leaks.value.split(", ")
+    assert "get_weather" in lab.calls.value and "Lisbon" in lab.calls.value
+    lab.close()

@@ -13,7 +13,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from .._html import esc, marked_reasoning_html, pre, table_html
-from ..content import decode_json_object, strip_with_shape
+from ..content import decode_json_object, strip_with_shape, text_for_calls
 from ..dialects import find_text_tool_calls, leak_dialects
 from ..errors import RigError
 from ..record import describe
@@ -58,6 +58,30 @@ EXAMPLES: dict[str, str] = {
         "<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n</function>\n</tool_call>"
     ),
     "Mistral: [TOOL_CALLS] as text": '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
+    "MiniMax-M2: <minimax:tool_call> XML calls": (
+        "<think>\nThe user wants the weather in Lisbon.\n</think>\n\n<minimax:tool_call>\n"
+        '<invoke name="get_weather">\n<parameter name="city">Lisbon</parameter>\n</invoke>\n'
+        "</minimax:tool_call>"
+    ),
+    "Gemma 4: <|tool_call>call:NAME{...}": (
+        "<|channel>thought\nNeed the weather tool.<channel|>"
+        '<|tool_call>call:get_weather{city:<|"|>Lisbon<|"|>}<tool_call|>'
+    ),
+    "DeepSeek V3.1: tool-call tokens after </think>": (
+        "The user wants the weather.</think><\uff5ctool\u2581calls\u2581begin\uff5c>"
+        "<\uff5ctool\u2581call\u2581begin\uff5c>get_weather<\uff5ctool\u2581sep\uff5c>"
+        '{"city": "Lisbon"}<\uff5ctool\u2581call\u2581end\uff5c>'
+        "<\uff5ctool\u2581calls\u2581end\uff5c>"
+    ),
+    "Kimi-K2-Thinking: a call before its reasoning closes": (
+        "<think>I need the weather in Lisbon. <|tool_calls_section_begin|><|tool_call_begin|>"
+        'functions.get_weather:0<|tool_call_argument_begin|>{"city": "Lisbon"}<|tool_call_end|>'
+        "<|tool_calls_section_end|>"
+    ),
+    "gpt-oss: a call from the analysis channel": (
+        "<|channel|>analysis to=functions.get_weather <|constrain|>json<|message|>"
+        '{"city": "Lisbon"}<|call|>'
+    ),
     "markup in a reply (shown as text, never run)": (
         "</think>Done. <script>window.__rig_xss=1</script><img src=x onerror=alert(1)>"
     ),
@@ -68,7 +92,7 @@ EXPLAIN = (
     "&lt;/think&gt;, unclosed = cut inside reasoning). leaks: other reasoning or tool-call "
     "markup in the reply (gpt-oss harmony, &lt;tool_call&gt;, [TOOL_CALLS], ...). recovered "
     "calls: what RunRequest(recover_text_tool_calls=True) would run, for declared tools only, "
-    "never from inside reasoning."
+    "never from inside closed reasoning (a call opener ends an unclosed block)."
 )
 _CALL_HEADER = ["dialect", "name", "arguments", "problem"]
 
@@ -137,7 +161,7 @@ class LeakLab(widgets.VBox):  # type: ignore[misc]
         self.leaks.value = ", ".join(leak_dialects(text)) or "none"
         self.marked.value = marked_reasoning_html(text, self.shape.value)
         self.stripped.value = pre(stripped)
-        found = find_text_tool_calls(stripped)
+        found = find_text_tool_calls(text_for_calls(text))
         if found:
             rows = [[c.dialect, c.name, c.arguments, c.error] for c in found]
             styles = [["white-space:pre-wrap;word-break:break-word"] * 4 for _ in rows]
