@@ -4,6 +4,7 @@ structured_output check, pass^k and flaky cells, and the agentic request shape."
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from rig_nb.compare import (
 )
 from rig_nb.demo import DemoServer
 from rig_nb.demo.evaluation_personas import FlakyAnswers
+from rig_nb.report import save_html
 from rig_nb.structured_checks import STRUCTURED_SCHEMA, structured_output_check
 from rig_nb.testing import Response, ScriptedServer, chat_reply
 from rig_nb.trace import ENDINGS
@@ -177,7 +179,7 @@ def test_evaluation_personas_are_served(demo: DemoServer) -> None:
     assert "flaky-answers" not in demo.models  # served only when asked for
 
 
-def test_summarize_marks_pass_k_and_flaky_cells() -> None:
+def test_summarize_marks_pass_k_and_flaky_cells(tmp_path: Path) -> None:
     with DemoServer(extra_personas=[FlakyAnswers()]) as server:
         endpoints = [
             Endpoint("steady", server.base_url, "well-behaved"),
@@ -191,6 +193,11 @@ def test_summarize_marks_pass_k_and_flaky_cells() -> None:
     assert steady.startswith("3/3 ok, pass^3, ") and "flaky" not in steady
     assert flaky.startswith("2/3 ok, flaky, ") and "pass^" not in flaky
     assert broken.startswith("0/3 ok, ") and "flaky" not in broken and "pass^" not in broken
+    page = tmp_path / "report.html"
+    save_html(df, page)
+    html = page.read_text()
+    assert ">3/3 ok, pass^3, " in html and ">2/3 ok, flaky, " in html
+    assert "pass^k: all k repeats passed" in html
     view = CompareView(df)
     assert ">3/3 ok, pass^3<br>" in view.matrix.value
     assert ">2/3 ok, flaky<br>" in view.matrix.value
