@@ -264,6 +264,11 @@ def check_leaks(nb: Any, personas: dict[str, Any]) -> None:
     assert set(column(recovered, "ending without")) == {"text_tool_calls"}
     assert set(column(recovered, "ending with recovery")) == {"answer"}
     assert all(int(n) > 0 for n in column(recovered, "calls run from text"))
+    assert {"minimax-xml-calls", "gemma4-text-calls", "deepseek-v31-tokens"} <= set(text_callers)
+    families = frame(cell_outputs(nb, 'families = ["kimi-calls-in-reasoning"'))
+    assert column(families, "ending") == ["tool_calls_in_reasoning", "answer"]
+    assert column(families, "reasoning_leaks")[0] == "kimi-tool-calls"
+    assert column(families, "calls refused")[1] == "2"
     whole(column(recovered, "answer"))
     mlx = frame(cell_outputs(nb, 'recovered["mistral-mlx-text-calls"]'))
     assert set(column(mlx, "source")) == {"text"} and set(column(mlx, "is_error")) == {"False"}
