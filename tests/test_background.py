@@ -129,6 +129,7 @@ def test_clicking_probe_twice_runs_one_probe() -> None:
         assert gate.arrived.wait(WAIT_S)
         panel.button.click()
         panel.report_button.click()
+        assert panel.verdict.value == "probing..." and panel.report.value == ""
         assert not panel.start_probe() and not panel.start_report()
         with pytest.raises(RuntimeError, match="busy"):
             panel.probe()

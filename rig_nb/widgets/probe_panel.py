@@ -248,6 +248,8 @@ class ProbePanel(widgets.VBox):  # type: ignore[misc]
 
     def start_probe(self) -> bool:
         """Send the probe on a worker thread; False when other work is running."""
+        if self.busy:
+            return False
         base_url, model = self.base_url.value.strip(), self.model.value.strip()
         choice, stream = self.tool_choice.value, bool(self.stream.value)
         self._show(self.verdict, "probing...")
@@ -272,8 +274,6 @@ class ProbePanel(widgets.VBox):  # type: ignore[misc]
             self._show(self.message, self._scrub(message.removeprefix(f"{outcome}: "), base_url))
             self.last_outcome = outcome
 
-        if self.busy:
-            return False
         return self._start("probe", work)
 
     def start_report(self) -> bool:
