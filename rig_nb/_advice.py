@@ -19,6 +19,13 @@ _TOOL_CALL_MARKUP = {
     "mistral-tool-calls",
     "kimi-tool-calls",
     "dsml",
+    "minimax-tool-calls",
+    "gemma-tool-call",
+    "deepseek-tool-calls",
+    "lfm-tool-calls",
+    "minicpm-function",
+    "nemotron-toolcall",
+    "apertus-tool-calls",
 }
 
 # A native call whose name or keys hold the model's markup: the server's parser failed

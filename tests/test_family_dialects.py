@@ -439,3 +439,13 @@ def test_doctor_native_call_hygiene(name: str, arguments: str, verdict: str) -> 
         assert name in check.evidence or "<arg_key>" in check.evidence
     elif verdict == "clean":
         assert check.advice == ""
+
+
+def test_advice_knows_every_tool_call_dialect() -> None:
+    from rig_nb._advice import advice
+
+    fix = advice("vllm", "leak_dialects", "tool-call-tag", auto="tool call")
+    assert "--tool-call-parser" in fix
+    for name in sorted(TOOL_CALL_DIALECTS):
+        assert advice("vllm", "leak_dialects", name, auto="tool call") == fix, name
+    assert advice("vllm", "leak_dialects", "minimax-think", auto="tool call") != fix
