@@ -103,13 +103,13 @@ def structured_output_verdict(trace: Trace) -> str:
     return "ignored"
 
 
-def _ask(client: Client, model: str) -> Trace:
+def _ask(client: Client, model: str, max_tokens: int) -> Trace:
     messages = [{"role": "user", "content": STRUCTURED_QUESTION}]
-    body = chat_body(model, messages, _MAX_TOKENS, response_format=STRUCTURED_SCHEMA)
+    body = chat_body(model, messages, max_tokens, response_format=STRUCTURED_SCHEMA)
     trace = Trace(
         settings={
             "kind": "structured_output",
-            "max_tokens": _MAX_TOKENS,
+            "max_tokens": max_tokens,
             "response_format": STRUCTURED_SCHEMA,
         }
     )
@@ -152,9 +152,11 @@ class StructuredOutput(NamedTuple):
     trace: Trace
 
 
-def structured_output_check(client: Client, model: str, server: str) -> StructuredOutput:
+def structured_output_check(
+    client: Client, model: str, server: str, *, max_tokens: int = _MAX_TOKENS
+) -> StructuredOutput:
     """The `structured_output` check for `endpoint_report` (one request), advice included."""
-    trace = _ask(client, model)
+    trace = _ask(client, model, max_tokens)
     verdict = structured_output_verdict(trace)
     table = _ADVICE.get(verdict, {})
     fix = table.get(server, table.get("", ""))
