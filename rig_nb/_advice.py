@@ -128,6 +128,10 @@ def advice(server: str, check: str, verdict: str, *, auto: str) -> str:
     """
     if check.startswith("tool_choice_") and verdict == "length":
         return _LENGTH
+    if check.startswith("tool_choice_") and verdict == "call in reasoning":
+        return _pick(_NATIVE_MARKUP, server).replace(
+            "misread this family's call markup", "left this family's call in the reasoning"
+        )
     if check == "tool_choice_auto" and verdict == "text":
         return _pick(_NO_TOOL_CALLS, server)
     if check == "tool_choice_unset" and verdict == "text":

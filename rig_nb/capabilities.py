@@ -198,6 +198,8 @@ def _verdict(trace: Trace) -> str:
         return "cancelled"
     if trace.outcome == "ok":
         return "tool call"
+    if trace.ending == "tool_calls_in_reasoning":
+        return "call in reasoning"  # the server's parser left the family's call unparsed
     if trace.outcome == "NoToolCallingError":
         return "text"
     if trace.outcome == "OutputLimitError":

@@ -449,3 +449,20 @@ def test_advice_knows_every_tool_call_dialect() -> None:
     for name in sorted(TOOL_CALL_DIALECTS):
         assert advice("vllm", "leak_dialects", name, auto="tool call") == fix, name
     assert advice("vllm", "leak_dialects", "minimax-think", auto="tool call") != fix
+
+
+def test_doctor_says_when_the_call_stayed_in_reasoning() -> None:
+    from rig_nb.capabilities import endpoint_report
+    from rig_nb.testing import RecordedRequest, Response
+
+    def answer(request: RecordedRequest) -> Response:
+        body = request.json or {}
+        if body.get("tools") and body.get("tool_choice") == "required":
+            return Response(chat_reply("", reasoning_content="Calling. " + KIMI))
+        return Response(chat_reply("Hello."))
+
+    with ScriptedServer([answer] * 20) as server, Client(server.base_url) as client:
+        report = endpoint_report(client, "m")
+    check = report.check("tool_choice_required")
+    assert check.verdict == "call in reasoning"
+    assert "left this family's call in the reasoning" in check.advice
