@@ -78,9 +78,6 @@ class Response:
     delay: float = 0.0
 
 
-# The name tests used before the rename; removed once every test says Response.
-Reply = Response
-
 Handler = Callable[[RecordedRequest], "Response | Mapping[str, Any]"]
 
 
