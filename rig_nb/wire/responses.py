@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import BackendError
 from .chat import REASONING_FIELDS, Reply, clean, text_of
-from .sse import iter_events
+from .sse import DONE, json_events
 from .stream import StreamAssembler
 
 __all__ = [
@@ -439,15 +439,9 @@ def read_response_stream(
     after it, `reply` for an `error` event, `response.failed`, an unknown output item or a
     function_call without call_id. The assembler keeps what arrived."""
     reader = _ResponsesReader(assembler)
-    for data in iter_events(chunks):
-        if data == "[DONE]":
+    for event in json_events(chunks):
+        if event is DONE:
             break
-        try:
-            event = json.loads(data)
-        except (ValueError, RecursionError):
-            raise BackendError(
-                "ai backend: stream event is not valid JSON", kind="protocol"
-            ) from None
         grew = reader.feed(event)
         if on_event is not None:
             on_event(grew)

@@ -8,11 +8,13 @@ in many small chunks is joined once, when its end arrives.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
+from typing import Any, Final
 
 from ..errors import BackendError
 
-__all__ = ["iter_events"]
+__all__ = ["DONE", "iter_events", "json_events"]
 
 
 def _decode(value: bytes) -> str:
@@ -56,3 +58,28 @@ def iter_events(chunks: Iterable[bytes]) -> Iterator[str]:
         data.append(_decode(value[1:] if value.startswith(b" ") else value))
     if data:
         yield "\n".join(data)
+
+
+class _Done:
+    """The `[DONE]` that ends an OpenAI-style event stream."""
+
+    def __repr__(self) -> str:
+        return "DONE"
+
+
+DONE: Final = _Done()
+
+
+def json_events(chunks: Iterable[bytes]) -> Iterator[Any]:
+    """Each event's data decoded as JSON; `DONE` for `[DONE]`, after which nothing is read.
+    An event that is not JSON is a BackendError (protocol)."""
+    for data in iter_events(chunks):
+        if data == "[DONE]":
+            yield DONE
+            return
+        try:
+            yield json.loads(data)
+        except (ValueError, RecursionError):
+            raise BackendError(
+                "ai backend: stream event is not valid JSON", kind="protocol"
+            ) from None

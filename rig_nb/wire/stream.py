@@ -7,7 +7,6 @@ follow `rig_nb.wire`'s field names.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -21,7 +20,7 @@ from .chat import (
     parse_usage,
     text_of,
 )
-from .sse import iter_events
+from .sse import DONE, json_events
 
 __all__ = ["StreamAssembler", "read_stream", "stream_chunks"]
 
@@ -192,16 +191,10 @@ def read_stream(
 ) -> Reply:
     """Feed each `data:` event of a byte stream to `assembler` until `[DONE]` or the end;
     `on_event(grew)` after each. The finished reply, or BackendError (protocol)."""
-    for data in iter_events(chunks):
-        if data == "[DONE]":
+    for event in json_events(chunks):
+        if event is DONE:
             assembler.done = True
             break
-        try:
-            event = json.loads(data)
-        except (ValueError, RecursionError):
-            raise BackendError(
-                "ai backend: stream event is not valid JSON", kind="protocol"
-            ) from None
         grew = assembler.feed(event)
         if on_event is not None:
             on_event(grew)
