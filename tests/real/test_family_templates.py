@@ -10,9 +10,8 @@ one llama-server at a time serves SmolLM2 under it (`template:NAME`, `--jinja`):
 - parser on: tool_choice "required" and no grammar, through the loop: a native call the
   loop runs (`source == "native"`) with a clean name and keys, or, where the server
   gives none, where its output went, recorded per family in FAMILIES and FINDINGS.md.
-  Cohere2MoE's parser refuses its own forced markup with parse_tool_calls false (HTTP
-  500 "does not match the expected peg-native format"), so its raw markup is read from
-  a second server with `--skip-chat-parsing`.
+  Cohere2MoE's raw markup is read from a second server with `--skip-chat-parsing`
+  (DESIGN saw its parser answer 500 to forced calls).
 tests/real/FINDINGS.md ("Every family's own markup") has the raw markup per family.
 """
 
