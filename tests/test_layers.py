@@ -163,3 +163,10 @@ def test_the_command_line_is_one_package() -> None:
     assert {m for m in edges if layer(m) == "command line"} >= {"cli", "cli.parser", "__main__"}
     assert edges["__main__"] == {"cli"}
     assert not any(PACKAGE.glob("_commands.py")) and not any(PACKAGE.glob("_text.py"))
+
+
+def test_test_modules_have_unique_names() -> None:
+    # pytest imports test modules by basename (no packages): two of one name break collection.
+    tests = Path(__file__).resolve().parent
+    names = [p.name for p in tests.rglob("test_*.py")]
+    assert sorted(n for n in set(names) if names.count(n) > 1) == []
