@@ -23,6 +23,10 @@ GOALS = {"one": 1.10, "tool": 1.15}
 # Today's rig_nb against itself before the deadline: within this, the cost is noise.
 SAME_GOAL = 1.05
 RIG, BEFORE, NO_DEADLINE = "rig", "rig-before", "rig-no-deadline"
+# The second release (before round 3's Backend seam, wire/ package and new checks): today's
+# loop against it, in the same samples.
+RELEASE, RELEASE_COMMIT = "rig-release-2", "0e9f805"
+RELEASE_GOAL = 1.02
 # Replies that carry reasoning, sent back on the tool turn, thinking=False mapped: the
 # replay case of DESIGN's "Reasoning across turns".
 REPLAY = "rig-replay"
@@ -71,6 +75,11 @@ def measure(
                 url,
                 package=before_package(),
                 label=f"rig_nb at {BEFORE_COMMIT} (before the deadline)",
+            ),
+            RELEASE: lambda: RigNb(
+                url,
+                package=before_package(RELEASE_COMMIT),
+                label=f"rig_nb at {RELEASE_COMMIT} (the second release)",
             ),
             REPLAY: lambda: RigNb(
                 url,
@@ -221,6 +230,18 @@ def _deadline_figures(
                 f"{c:.3f}x (wall {w:.3f}x)",
                 f"<= {SAME_GOAL:.2f}x (no measurable cost)",
                 c <= SAME_GOAL,
+            )
+        )
+    if RIG in cpu and RELEASE in cpu:
+        c = within_sample_ratio(cpu, RIG, RELEASE)
+        w = within_sample_ratio(wall, RIG, RELEASE)
+        figures.append(
+            Figure(
+                f"{JOB_TITLES[job]}: rig_nb today / rig_nb at {RELEASE_COMMIT} (release 2), "
+                "client CPU",
+                f"{c:.3f}x (wall {w:.3f}x)",
+                f"<= {RELEASE_GOAL:.2f}x (round 3's seams cost nothing measurable)",
+                c <= RELEASE_GOAL,
             )
         )
     if RIG in cpu and BEFORE in cpu:
