@@ -298,7 +298,7 @@ def test_failed_requests_never_read_as_findings(get: Response, post: Response) -
 
 
 def test_advice_relies_on_tool_choice_auto_only_when_it_calls_tools() -> None:
-    from rig_nb._advice import advice
+    from rig_nb.capabilities.advice import advice
 
     assert "keep tool_choice" in advice("", "tool_choice_unset", "text", auto="tool call")
     assert 'send "auto"' in advice("", "tool_choice_required", "error 400", auto="tool call")

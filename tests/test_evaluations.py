@@ -13,6 +13,7 @@ from shared import EVALUATION_PERSONAS
 from rig_nb import Client, RunRequest
 from rig_nb.agentic import AGENTIC_ANSWER, AGENTIC_STEPS, AGENTIC_SYSTEM, agentic_tools
 from rig_nb.capabilities import CHECKS, endpoint_report
+from rig_nb.capabilities.structured import STRUCTURED_SCHEMA, structured_output_check
 from rig_nb.compare import (
     EVALUATION_SCENARIOS,
     Endpoint,
@@ -23,7 +24,6 @@ from rig_nb.compare import (
 from rig_nb.demo import DemoServer
 from rig_nb.demo.evaluation_personas import FlakyAnswers
 from rig_nb.report import save_html
-from rig_nb.structured_checks import STRUCTURED_SCHEMA, structured_output_check
 from rig_nb.testing import Response, ScriptedServer, chat_reply
 from rig_nb.trace import ENDINGS
 from rig_nb.widgets import CompareView

@@ -442,7 +442,7 @@ def test_doctor_native_call_hygiene(name: str, arguments: str, verdict: str) -> 
 
 
 def test_advice_knows_every_tool_call_dialect() -> None:
-    from rig_nb._advice import advice
+    from rig_nb.capabilities.advice import advice
 
     fix = advice("vllm", "leak_dialects", "tool-call-tag", auto="tool call")
     assert "--tool-call-parser" in fix

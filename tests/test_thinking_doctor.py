@@ -13,11 +13,11 @@ from shared import REASONING_PERSONAS
 
 from rig_nb import BackendError, Client, RunRequest
 from rig_nb.capabilities import endpoint_report
+from rig_nb.capabilities.thinking import REPLAY_CANDIDATES, TEMPLATE_CANDIDATES, replay_conversation
 from rig_nb.compare import Endpoint, Scenario, compare, summarize
 from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools
 from rig_nb.demo.reasoning_personas import reasoning_personas
 from rig_nb.testing import RecordedRequest, Response, ScriptedServer, chat_reply
-from rig_nb.thinking_checks import REPLAY_CANDIDATES, TEMPLATE_CANDIDATES, replay_conversation
 
 KEY = "sk-doctor-secret-7788"
 FULL_ANSWER = (

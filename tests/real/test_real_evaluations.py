@@ -22,8 +22,8 @@ from llama_server_procs import LiteLLMProxy, Proc
 
 from rig_nb import Client
 from rig_nb.agentic import AGENTIC_SYSTEM, AGENTIC_TASK
+from rig_nb.capabilities.structured import structured_output_check
 from rig_nb.compare import Endpoint, Scenario, compare
-from rig_nb.structured_checks import structured_output_check
 
 pytestmark = pytest.mark.real
 

@@ -31,9 +31,9 @@ from llama_server_procs import (
 )
 
 from rig_nb import Client, RunRequest, Tool
+from rig_nb.capabilities.thinking import reasoning_replay_check, thinking_switch_check
 from rig_nb.loop import run
 from rig_nb.testing import ScriptedBackend, chat_reply, tool_call
-from rig_nb.thinking_checks import reasoning_replay_check, thinking_switch_check
 
 TIMEOUT_S = 120.0
 # No generation is needed to see what renders; the thinking switch needs a few tokens only,

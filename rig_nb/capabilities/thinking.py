@@ -21,14 +21,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import BackendError, RigError
-from .record import finalizing, record_round
-from .trace import Iteration, Trace
-from .wire import assistant_message, chat_body, tool_message, tool_spec, user_message
-from .wire.thinking import describe_sent, input_field, replay_reasoning, thinking_fields
+from ..errors import BackendError, RigError
+from ..record import finalizing, record_round
+from ..trace import Iteration, Trace
+from ..wire import assistant_message, chat_body, tool_message, tool_spec, user_message
+from ..wire.thinking import describe_sent, input_field, replay_reasoning, thinking_fields
 
 if TYPE_CHECKING:
-    from .client import Client
+    from ..client import Client
 
 # One check as `endpoint_report` makes it: name, verdict, evidence, advice, trace.
 Found = tuple[str, str, str, str, Trace | None]

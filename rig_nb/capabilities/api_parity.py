@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .errors import BackendError
+from ..errors import BackendError
 
 if TYPE_CHECKING:
-    from .client import Client
-    from .trace import Iteration, Trace
+    from ..client import Client
+    from ..trace import Iteration, Trace
 
 __all__ = ["api_parity"]
 

@@ -9,8 +9,8 @@ unset, "auto", "required": a llama.cpp server with SmolLM2 answers in text,
 calls a tool, and fails with HTTP 500), one short reasoning question, and,
 with `stream=True`, that question and the "auto" probe again streamed, to
 see whether the two paths agree; then up to 5 for reasoning across turns
-(`rig_nb.thinking_checks`: `reasoning_replay`, `thinking_switch`), and one
-question asked with `response_format` (`rig_nb.structured_checks`:
+(`capabilities.thinking`: `reasoning_replay`, `thinking_switch`), and one
+question asked with `response_format` (`capabilities.structured`:
 `structured_output`). `progress` hears of each request and `cancel` ends the
 report between requests. An address with no model list whose first
 probe is answered "not here" (404, 405, 501, or a body that is not a chat
@@ -27,24 +27,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._advice import advice
-from ._boundary import CancelFlag, Progress, request_scope
+from .._boundary import CancelFlag, Progress, request_scope
+from ..dialects import TOOL_CALL_DIALECTS
+from ..errors import BackendError, Cancelled, RigError
+from ..loop import markup_in_call
+from ..record import finalizing, record_round
+from ..trace import Iteration, Trace
+from ..wire import TOOL_CHOICES as ALL_TOOL_CHOICES
+from ..wire import Reply, chat_body
+from .advice import advice
 from .api_parity import api_parity
-from .dialects import TOOL_CALL_DIALECTS
-from .errors import BackendError, Cancelled, RigError
-from .loop import markup_in_call
-from .record import finalizing, record_round
-from .structured_checks import STRUCTURED_CHECKS, structured_output_check
-from .thinking_checks import THINKING_CHECKS, reasoning_checks
-from .trace import Iteration, Trace
-from .wire import TOOL_CHOICES as ALL_TOOL_CHOICES
-from .wire import Reply, chat_body
+from .structured import STRUCTURED_CHECKS, structured_output_check
+from .thinking import THINKING_CHECKS, reasoning_checks
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .backend import Models
-    from .client import Client
+    from ..backend import Models
+    from ..client import Client
 
 __all__ = [
     "CHECKS",

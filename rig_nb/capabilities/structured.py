@@ -19,15 +19,15 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from . import strict_json
-from .content import decode_json_object
-from .errors import BackendError, Cancelled, RigError
-from .record import finalizing, record_round
-from .trace import Iteration, Trace
-from .wire import chat_body
+from .. import strict_json
+from ..content import decode_json_object
+from ..errors import BackendError, Cancelled, RigError
+from ..record import finalizing, record_round
+from ..trace import Iteration, Trace
+from ..wire import chat_body
 
 if TYPE_CHECKING:
-    from .client import Client
+    from ..client import Client
 
 __all__ = [
     "STRUCTURED_CHECKS",
