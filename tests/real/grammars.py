@@ -152,7 +152,7 @@ def tool_call_body(model: str, *, stream: bool = False) -> dict[str, Any]:
 
 
 @dataclass
-class Reply:
+class RawReply:
     """A non-streamed reply as it came over the wire."""
 
     status: int
@@ -177,7 +177,7 @@ def post_chat(
     body: Mapping[str, Any],
     headers: Mapping[str, str] | None = None,
     timeout: float = 120.0,
-) -> Reply:
+) -> RawReply:
     resp = httpx.post(
         f"{base_url}/chat/completions",
         json=dict(body),
@@ -189,7 +189,7 @@ def post_chat(
         parsed: Any = resp.json()
     except ValueError:
         parsed = resp.text
-    return Reply(resp.status_code, dict(resp.headers), parsed)
+    return RawReply(resp.status_code, dict(resp.headers), parsed)
 
 
 def stream_chat(
@@ -276,6 +276,6 @@ def assemble(chunks: Sequence[Mapping[str, Any]]) -> Assembled:
     )
 
 
-def message_of(reply: Reply) -> dict[str, Any]:
+def message_of(reply: RawReply) -> dict[str, Any]:
     """choices[0].message of a 200 reply."""
     return dict(reply.body["choices"][0]["message"])
