@@ -21,6 +21,19 @@ from rig_nb.dialects import (
 )
 from rig_nb.dialects.code import MASK_BUDGET, mask_code
 
+
+def _json_error(text: str) -> str:
+    """What this Python's json says of `text` (the wording changed in 3.13)."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return exc.msg
+    raise AssertionError("valid JSON")
+
+
+TRAILING_COMMA = _json_error('{"a": 1,}')
+
+
 BAR = "\uff5c"  # DeepSeek's fullwidth vertical bar
 KIB = 1 << 10
 
@@ -433,7 +446,7 @@ CALLS = [
                 "tool-call-tag",
                 "x",
                 "",
-                "arguments are not valid JSON (Expecting property name enclosed in double quotes)",
+                f"arguments are not valid JSON ({TRAILING_COMMA})",
             )
         ],
         id="malformed-json",

@@ -9,24 +9,13 @@ that got no reply to judge (`error ...`, `n/a`) gets none.
 
 from __future__ import annotations
 
+from ..dialects import TOOL_CALL_DIALECTS
+
 __all__ = ["SERVER_KINDS", "advice"]
 
 SERVER_KINDS = ("llama.cpp", "vllm", "ollama", "lm-studio", "sglang", "litellm", "openai")
 # Leak dialects that are tool-call markup: their fix is the server's tool-call parser.
-_TOOL_CALL_MARKUP = {
-    "tool-call-tag",
-    "function-tag",
-    "mistral-tool-calls",
-    "kimi-tool-calls",
-    "dsml",
-    "minimax-tool-calls",
-    "gemma-tool-call",
-    "deepseek-tool-calls",
-    "lfm-tool-calls",
-    "minicpm-function",
-    "nemotron-toolcall",
-    "apertus-tool-calls",
-}
+_TOOL_CALL_MARKUP = TOOL_CALL_DIALECTS
 
 # A native call whose name or keys hold the model's markup: the server's parser failed
 # on the family's own format (seen with GLM, whose <arg_key> ended up in names).
