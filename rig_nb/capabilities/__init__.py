@@ -11,30 +11,5 @@ api_parity.py  the probe and the question over both wires
 advice.py      the server-side fix for a verdict, by server kind
 """
 
-from .doctor import (
-    CHECKS,
-    NOT_OPENAI_COMPATIBLE,
-    TOOL_CHOICES,
-    Check,
-    EndpointReport,
-    describe_report,
-    endpoint_report,
-    guess_server,
-    server_of_models,
-    tool_choice_matrix,
-    tool_choice_verdict,
-)
-
-__all__ = [
-    "CHECKS",
-    "NOT_OPENAI_COMPATIBLE",
-    "TOOL_CHOICES",
-    "Check",
-    "EndpointReport",
-    "describe_report",
-    "endpoint_report",
-    "guess_server",
-    "server_of_models",
-    "tool_choice_matrix",
-    "tool_choice_verdict",
-]
+from .doctor import *  # noqa: F403  (the public face is doctor's __all__)
+from .doctor import __all__ as __all__
