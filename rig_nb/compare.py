@@ -180,6 +180,11 @@ class _Runs:
 _CANCELLED = ScenarioResult("KeyboardInterrupt", "cancelled before it started")
 
 
+def _close_after(pool: ThreadPoolExecutor, runs: _Runs) -> None:
+    pool.shutdown(wait=True)
+    runs.close()
+
+
 def _unreachable(result: ScenarioResult) -> bool:
     if isinstance(result, _Unbuildable):
         return True
@@ -276,11 +281,13 @@ def compare_rows(
             _, pending = wait(pending, timeout=_POLL_S, return_when=FIRST_COMPLETED)
         results = [futures[n].result() for n in range(len(pairs))]
     except BaseException as exc:
-        # Ctrl-C: queued pairs are cancelled and nothing new is sent; requests in flight
-        # end with their clients, closed here. What finished is kept on the exception.
+        # Ctrl-C: queued pairs are cancelled and nothing new is sent. Requests in flight end
+        # by their deadline; their clients are closed after them, off this thread (closing a
+        # pool under a request in flight would leave its socket to the garbage collector).
+        # What finished is kept on the exception.
         runs.cancelled.set()
         pool.shutdown(wait=False, cancel_futures=True)
-        runs.close()
+        threading.Thread(target=_close_after, args=(pool, runs), daemon=True).start()
         done_pairs = [
             n for n in range(len(pairs)) if futures[n].done() and not futures[n].cancelled()
         ]
