@@ -1,15 +1,8 @@
-"""Command line: `python -m rig_nb` (or `rig-nb`) demo | probe | run | compare | doctor | models
-| serve-demo.
+"""The arguments of every command (`build_parser`), and the value types that check them.
 
-A key is read only from the environment variable named with --api-key-env
-(or `api_key_env` in a compare file), never from argv. A failure is one line
-on stderr and a non-zero exit, never a traceback: 2 for input the command
-cannot use (a bad option, URL or TOML file, an unset variable), 1 when the
-endpoint or the run fails (a run without an answer, a compare row not ok). Every
-failure line starts "rig-nb:"; help and hints name commands the way the user
-started them ("rig-nb" or "python -m rig_nb"). Parsing imports nothing heavy:
-`--help` and usage errors do not wait for the openai SDK; the commands
-(`rig_nb._commands`) import the client when they run.
+Parsing imports nothing heavy: `--help` and usage errors do not wait for the openai SDK.
+A usage error is one line on stderr and exit 2 (see `rig_nb.cli`); a key is never an
+argument, only the name of the environment variable that holds it.
 """
 
 from __future__ import annotations
