@@ -148,7 +148,7 @@ def check_text_call_recovery(client: Client, model: str, stream: bool) -> None:
 
     plain, result = run_loop(client, request_for(False))
     # Off (the default): the run ends on the text, nothing runs.
-    assert plain.outcome == "ok" and (result.text, result.tool_calls) == (CALL, 0)
+    assert plain.outcome == "text_tool_calls" and (result.text, result.tool_calls) == (CALL, 0)
     assert [it.ending for it in plain.iterations] == ["text_tool_calls"]
     assert plain.iterations[0].tool_calls == [] and ran == []
 

@@ -46,23 +46,25 @@ from llama_server_procs import LiteLLMProxy
 from rig_nb import Client, RunRequest
 from rig_nb.capabilities import EndpointReport, describe_report, endpoint_report
 
+# Outcomes of runs that returned without an answer: the last turn's ending.
+NO_ANSWER, AS_TEXT = "reasoning_only", "text_tool_calls"
 pytestmark = pytest.mark.real
 
 LENGTH = "OutputLimitError"
 DEEPSEEK = {
     "a": Seen(A, R, RC, "none", (), "answer", A, "stop", "ok"),
     "c": Seen("", CUT, RC, "none", (), "length_in_reasoning", "", "length", LENGTH),
-    "d": Seen("", D_TEXT, RC, "none", (), "reasoning_only", "", "stop", "ok"),
-    "d2": Seen("", D_TEXT, RC, "none", (), "reasoning_only", "", "stop", "ok"),
-    "e": Seen(CALL, R, RC, "none", TAG, "text_tool_calls", CALL, "stop", "ok"),
+    "d": Seen("", D_TEXT, RC, "none", (), "reasoning_only", "", "stop", NO_ANSWER),
+    "d2": Seen("", D_TEXT, RC, "none", (), "reasoning_only", "", "stop", NO_ANSWER),
+    "e": Seen(CALL, R, RC, "none", TAG, "text_tool_calls", CALL, "stop", AS_TEXT),
 }
 # Streamed: as llama-server sent it. Not streamed: what LiteLLM made of it.
 NONE_STREAMED = {
     "a": answer(OPEN + CLOSED, "closed"),
     "c": Seen(OPEN + CUT, "", "", "unclosed", (), "length_in_reasoning", "", "length", LENGTH),
-    "d": Seen(OPEN + D_TEXT, "", "", "unclosed", (), "reasoning_only", "", "stop", "ok"),
-    "d2": Seen(OPEN + D2_TEXT, "", "", "closed", (), "reasoning_only", "", "stop", "ok"),
-    "e": Seen(OPEN + E_TEXT, "", "", "closed", TAG, "text_tool_calls", CALL, "stop", "ok"),
+    "d": Seen(OPEN + D_TEXT, "", "", "unclosed", (), "reasoning_only", "", "stop", NO_ANSWER),
+    "d2": Seen(OPEN + D2_TEXT, "", "", "closed", (), "reasoning_only", "", "stop", NO_ANSWER),
+    "e": Seen(OPEN + E_TEXT, "", "", "closed", TAG, "text_tool_calls", CALL, "stop", AS_TEXT),
 }
 NONE_WHOLE = {
     # Rewritten: the whitespace around the tags stays, on both sides of the split.
@@ -70,15 +72,15 @@ NONE_WHOLE = {
     # No closing tag: nothing to rewrite.
     "c": NONE_STREAMED["c"],
     "d": NONE_STREAMED["d"],
-    "d2": Seen("", "\n" + D_TEXT, RC, "none", (), "reasoning_only", "", "stop", "ok"),
-    "e": Seen("\n\n" + CALL, "\n" + R, RC, "none", TAG, "text_tool_calls", CALL, "stop", "ok"),
+    "d2": Seen("", "\n" + D_TEXT, RC, "none", (), "reasoning_only", "", "stop", NO_ANSWER),
+    "e": Seen("\n\n" + CALL, "\n" + R, RC, "none", TAG, "text_tool_calls", CALL, "stop", AS_TEXT),
 }
 SKIP = {
     "b": answer(CLOSED, "unopened"),
     "c": Seen(CUT, "", "", "none", (), "length", CUT, "length", LENGTH),
     "d": answer(D_TEXT, "none", D_TEXT),
-    "d2": Seen(D2_TEXT, "", "", "unopened", (), "reasoning_only", "", "stop", "ok"),
-    "e": Seen(E_TEXT, "", "", "unopened", TAG, "text_tool_calls", CALL, "stop", "ok"),
+    "d2": Seen(D2_TEXT, "", "", "unopened", (), "reasoning_only", "", "stop", NO_ANSWER),
+    "e": Seen(E_TEXT, "", "", "unopened", TAG, "text_tool_calls", CALL, "stop", AS_TEXT),
 }
 
 

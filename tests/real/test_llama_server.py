@@ -55,6 +55,8 @@ from llama_server_procs import Proc
 from rig_nb import BackendError, RigError, RunRequest
 from rig_nb.demo.recording import RecordingProxy
 
+# Outcomes of runs that returned without an answer: the last turn's ending.
+NO_ANSWER, AS_TEXT = "reasoning_only", "text_tool_calls"
 pytestmark = pytest.mark.real
 
 STREAMS = pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
@@ -64,8 +66,8 @@ LENGTH = "OutputLimitError"
 VERBATIM = {
     "b": answer(CLOSED, "unopened"),
     "d": answer(D_TEXT, "none", D_TEXT),  # all reasoning, and nothing tells the client so
-    "d2": Seen(D2_TEXT, "", "", "unopened", (), "reasoning_only", "", "stop", "ok"),
-    "e": Seen(E_TEXT, "", "", "unopened", TAG, "text_tool_calls", CALL, "stop", "ok"),
+    "d2": Seen(D2_TEXT, "", "", "unopened", (), NO_ANSWER, "", "stop", NO_ANSWER),
+    "e": Seen(E_TEXT, "", "", "unopened", TAG, AS_TEXT, CALL, "stop", AS_TEXT),
 }
 SHAPES_ON_LLAMA_SERVER = [
     *shape_rows(
@@ -73,9 +75,9 @@ SHAPES_ON_LLAMA_SERVER = [
         {
             "a": Seen(A, R, RC, "none", (), "answer", A, "stop", "ok"),
             "c": Seen("", CUT, RC, "none", (), "length_in_reasoning", "", "length", LENGTH),
-            "d": Seen("", D_TEXT, RC, "none", (), "reasoning_only", "", "stop", "ok"),
-            "d2": Seen("", D_TEXT, RC, "none", (), "reasoning_only", "", "stop", "ok"),
-            "e": Seen(CALL, R, RC, "none", TAG, "text_tool_calls", CALL, "stop", "ok"),
+            "d": Seen("", D_TEXT, RC, "none", (), NO_ANSWER, "", "stop", NO_ANSWER),
+            "d2": Seen("", D_TEXT, RC, "none", (), NO_ANSWER, "", "stop", NO_ANSWER),
+            "e": Seen(CALL, R, RC, "none", TAG, AS_TEXT, CALL, "stop", AS_TEXT),
         },
     ),
     *shape_rows(
@@ -85,9 +87,9 @@ SHAPES_ON_LLAMA_SERVER = [
             "c": Seen(
                 OPEN + CUT, "", "", "unclosed", (), "length_in_reasoning", "", "length", LENGTH
             ),
-            "d": Seen(OPEN + D_TEXT, "", "", "unclosed", (), "reasoning_only", "", "stop", "ok"),
-            "d2": Seen(OPEN + D2_TEXT, "", "", "closed", (), "reasoning_only", "", "stop", "ok"),
-            "e": Seen(OPEN + E_TEXT, "", "", "closed", TAG, "text_tool_calls", CALL, "stop", "ok"),
+            "d": Seen(OPEN + D_TEXT, "", "", "unclosed", (), NO_ANSWER, "", "stop", NO_ANSWER),
+            "d2": Seen(OPEN + D2_TEXT, "", "", "closed", (), NO_ANSWER, "", "stop", NO_ANSWER),
+            "e": Seen(OPEN + E_TEXT, "", "", "closed", TAG, AS_TEXT, CALL, "stop", AS_TEXT),
         },
     ),
     *shape_rows(
