@@ -194,7 +194,7 @@ def prefill_round(client: Client, model: str, stream: bool) -> tuple[Trace, Iter
     trace = Trace(model=model)
     it = Iteration(index=0, messages=body["messages"])
     trace.iterations.append(it)
-    with finalizing(trace):
+    with finalizing(trace, goal="tool_calls"):  # the prefill asks for a call, as the probe does
         reply = record_round(client, body, it, trace, stream=stream)
     return trace, it, reply
 
