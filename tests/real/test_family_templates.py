@@ -1,15 +1,20 @@
 """Every family's own call markup through its real chat template in llama.cpp's llama-server.
 
 For each template of the llama.cpp tree named in DESIGN ("Dialects of every family"),
-one llama-server at a time serves SmolLM2 under it (`template:NAME`, `--jinja`):
-- parser off: a request grammar forces the family's own call markup (read from the
-  template); llama-server takes a grammar beside tools only with tool_choice "none",
-  where its parser reads plain content, so the reply's content is the RAW markup (and
-  `parse_tool_calls: false` is sent too, as its README has it). rig_nb must name it
-  (leak_dialects) and recover it (find_text_tool_calls) to the call the grammar wrote;
-- parser on: tool_choice "required" and no grammar, through the loop: a native call the
-  loop runs (`source == "native"`) with a clean name and keys, or, where the server
-  gives none, where its output went, recorded per family in FAMILIES and FINDINGS.md.
+one llama-server at a time serves SmolLM2 under it (`template:NAME`, `--jinja`), and
+the family's call markup (read from the template) is forced two ways:
+- parser off: a request grammar forces the markup; llama-server takes a grammar beside
+  tools only with tool_choice "none", where its parser reads plain content, so the
+  reply's content is the RAW markup (and `parse_tool_calls: false` is sent too, as its
+  README has it). rig_nb must name it (leak_dialects) and recover it
+  (find_text_tool_calls) to the call the grammar wrote;
+- parser on: the loop's first turn is prefilled with the markup (an assistant message
+  last: llama-server continues it and parses prefill and output together) and the
+  model's end-of-turn token is biased up, so the output is the markup and nothing
+  else; tool_choice "auto", the server's own parser. A native call the loop runs,
+  whose result goes back through the family's template on the second turn; or, where
+  the server's parser does not read its family's markup, a finding: the loop and the
+  doctor's rules say the call came as text.
   Cohere2MoE's raw markup is read from a second server with `--skip-chat-parsing`
   (DESIGN saw its parser answer 500 to forced calls).
 tests/real/FINDINGS.md ("Every family's own markup") has the raw markup per family.
@@ -18,8 +23,7 @@ tests/real/FINDINGS.md ("Every family's own markup") has the raw markup per fami
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,13 +33,20 @@ import pytest
 from grammars import gbnf_literal
 from llama_server_procs import MODEL, TEMPLATE_FLAVOUR, Proc, ServerEnv, llama_server
 
-from rig_nb import Client, RunRequest, Tool, Trace, find_text_tool_calls, leak_dialects
+from rig_nb import Client, RunRequest, Tool, find_text_tool_calls, leak_dialects
+from rig_nb.backend import Models
+from rig_nb.capabilities.advice import advice
 from rig_nb.content import text_for_calls
 from rig_nb.dialects import has_text_tool_calls
 from rig_nb.loop import markup_in_call, run_trace
+from rig_nb.probe import probe_trace
+from rig_nb.wire import Reply, StreamAssembler
 
 TIMEOUT_S = 300.0
-ON_TOKENS = 64  # the server's grammar for a call is short; reasoning runs to this cap
+ON_TOKENS = 8  # each turn's output is the end-of-turn token (END_OF_TURN)
+# SmolLM2's <|im_end|>, biased so far up that the model's first token ends the turn.
+END_OF_TURN = [[2, 100]]
+ANSWER = "It is 12:00 in Paris."
 ARGUMENTS = {"city": "Paris"}
 SCHEMA = {
     "type": "object",
@@ -66,8 +77,8 @@ class Family:
     template: str
     markup: str  # the call as the template renders an assistant tool call
     dialect: str  # the leak dialect rig_nb names it by
-    # Parser on, through the loop (tool_choice "required", ON_TOKENS): "call" when the
-    # server returns a native call; else where its output went instead (outcome_class).
+    # Parser on (the markup prefilled, tool_choice "auto"): "call" when the server's
+    # parser returns it as a native call; "text" when it hands the markup back as content.
     native: str
     extra: dict[str, Any]  # request fields the family needs with the server's own grammar
     # What the forced output starts with: templates that open <think> in the generation
@@ -84,7 +95,7 @@ FAMILIES = {
         '<minimax:tool_call>\n<invoke name="get_time">\n<parameter name="city">Paris</parameter>\n'
         "</invoke>\n</minimax:tool_call>",
         "minimax-tool-calls",
-        "reasoning",
+        "call",
         {},
     ),
     "MiniMax-M3": Family(
@@ -92,7 +103,7 @@ FAMILIES = {
         f'{D}<tool_call>\n{D}<invoke name="get_time">{D}<city>Paris{D}</city>{D}</invoke>\n'
         f"{D}</tool_call>",
         "minimax-tool-calls",
-        "text",
+        "call",
         {},
         "Checking.</mm:think>\n\n",
     ),
@@ -100,7 +111,7 @@ FAMILIES = {
         "google-gemma-4-31B-it",
         '<|tool_call>call:get_time{city:<|"|>Paris<|"|>}<tool_call|>',
         "gemma-tool-call",
-        "text",
+        "call",
         {"parallel_tool_calls": False},
     ),
     "DeepSeek V3.1": Family(
@@ -113,7 +124,7 @@ FAMILIES = {
         + _ds("tool_call_end")
         + _ds("tool_calls_end"),
         "deepseek-tool-calls",
-        "reasoning",
+        "call",
         {},
     ),  # fmt: skip
     "DeepSeek V3.2": Family(
@@ -122,7 +133,7 @@ FAMILIES = {
         f'<{BAR}DSML{BAR}parameter name="city" string="true">Paris</{BAR}DSML{BAR}parameter>\n'
         f"</{BAR}DSML{BAR}invoke>\n</{BAR}DSML{BAR}function_calls>",
         "dsml",
-        "reasoning",
+        "call",
         {},
     ),
     "Kimi-K2-Thinking": Family(
@@ -130,14 +141,14 @@ FAMILIES = {
         "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_time:0"
         '<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>',
         "kimi-tool-calls",
-        "text",
+        "call",
         {},
     ),
     "GLM-4.7": Family(
         "GLM-4.7-Flash",
         "<tool_call>get_time<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>",
         "tool-call-tag",
-        "reasoning",
+        "call",
         {},
     ),
     "gpt-oss": Family(
@@ -154,7 +165,7 @@ FAMILIES = {
         "<tool_call>\n<function=get_time>\n<parameter=city>\nParis\n</parameter>\n</function>\n"
         "</tool_call>",
         "tool-call-tag",
-        "reasoning",
+        "call",
         {},
     ),
     "Qwen3-Coder": Family(
@@ -162,14 +173,14 @@ FAMILIES = {
         "<tool_call>\n<function=get_time>\n<parameter=city>\nParis\n</parameter>\n</function>\n"
         "</tool_call>",
         "tool-call-tag",
-        "text",
+        "call",
         {},
     ),
     "Ministral 3": Family(
         "mistralai-Ministral-3-14B-Reasoning-2512",
         '[TOOL_CALLS]get_time[ARGS]{"city": "Paris"}',
         "mistral-tool-calls",
-        "text",
+        "call",
         {},
     ),
     "Cohere2MoE": Family(
@@ -177,7 +188,7 @@ FAMILIES = {
         '<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "get_time", "parameters": '
         '{"city": "Paris"}}\n]<|END_ACTION|>',
         "cohere-markers",
-        "reasoning",
+        "text",
         {},
         off="skip-chat-parsing",
     ),
@@ -186,7 +197,7 @@ FAMILIES = {
         "<seed:tool_call>\n<function=get_time>\n<parameter=city>Paris</parameter>\n</function>\n"
         "</seed:tool_call>",
         "function-tag",
-        "text",
+        "call",
         {},
     ),
 }
@@ -265,59 +276,99 @@ def _tool(seen: list[dict[str, Any]]) -> Tool:
     return Tool("get_time", "The time in a city.", SCHEMA, run)
 
 
-def outcome_class(trace: Trace) -> str:
-    """What the server made of a forced call: call, reasoning, text, or error STATUS."""
-    it = trace.iterations[0]
-    if it.tool_calls:
-        return "call"
-    status = re.search(r"HTTP (\d{3})", it.error)
-    if status:
-        return f"error {status.group(1)}"
-    # A budget cut (OutputLimitError) or a reply without a call: where did the output go?
-    return "reasoning" if it.reasoning_content.strip() else "text"
+class Prefilled:
+    """A Backend over a Client whose turns the model continues from a prefill (an
+    assistant message last, as llama-server's README has it) and ends at its first token
+    (END_OF_TURN): the first turn from the family's call markup, a turn after a tool
+    result from an answer. What the server parses is what a model of that family
+    writes, through the server's own parser."""
+
+    def __init__(self, client: Client, prefix: str, markup: str) -> None:
+        self.client, self.prefix, self.markup = client, prefix, markup
+        self.endpoint, self.redact, self.api = client.endpoint, client.redact, client.api
+
+    @property
+    def server_kind(self) -> str:
+        return self.client.server_kind
+
+    def _body(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        messages = list(body["messages"])
+        after_result = messages[-1]["role"] == "tool"
+        prefill = self.prefix + (ANSWER if after_result else self.markup)
+        messages.append({"role": "assistant", "content": prefill})
+        return {**body, "messages": messages, "logit_bias": END_OF_TURN}
+
+    def chat(self, body: Mapping[str, Any], *, retries: bool = True) -> Reply:
+        return self.client.chat(self._body(body), retries=retries)
+
+    def stream(
+        self,
+        body: Mapping[str, Any],
+        assembler: StreamAssembler,
+        *,
+        on_event: Callable[[bool], None] | None = None,
+        retries: bool = True,
+    ) -> Reply:
+        return self.client.stream(self._body(body), assembler, on_event=on_event, retries=retries)
+
+    def list_models(self) -> Models:
+        return self.client.list_models()
 
 
-def test_parser_on_forced_call_as_the_server_returns_it(
-    family_server: tuple[Family, Proc],
+STREAMS = pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+
+
+@STREAMS
+def test_parser_on_the_family_markup_is_a_native_call_the_loop_runs(
+    family_server: tuple[Family, Proc], stream: bool
 ) -> None:
-    """tool_choice "required" with the server's own grammar for the family, through the loop.
-
-    "call": a native call, clean, that the loop runs. Otherwise no native call came, as
-    FAMILIES records per family (seen here: none of the thirteen gave one within
-    ON_TOKENS; FINDINGS.md, "Every family's own markup"): "reasoning" (the output went
-    to reasoning_content), "text" (free text in content), "error STATUS" (refused). The
-    loop runs nothing then.
-    """
+    """The server's parser reads the family's markup: a clean native call, run by the
+    loop, whose call and result the family's template renders on the second turn, which
+    ends in the answer (outcome "ok"). Where the
+    server hands the markup back as content instead (FAMILIES: "text"), the loop names
+    it, ends the turn `text_tool_calls` and runs nothing; the probe (the doctor's
+    tool_choice_auto row) says "text", and the doctor's advice for the text_tool_calls
+    check names the llama-server fix."""
     family, proc = family_server
     seen: list[dict[str, Any]] = []
-    with Client(proc.base_url, timeout=TIMEOUT_S) as client:
+    with Client(proc.base_url, timeout=TIMEOUT_S, server="llama.cpp") as client:
+        backend = Prefilled(client, family.prefix, family.markup)
         request = RunRequest(
             model=MODEL,
             max_tokens=ON_TOKENS,
             prompt=MESSAGES[0]["content"],
             tools=[_tool(seen)],
-            tool_choice="required",
-            max_iterations=1,  # "required" calls again on every turn
+            max_iterations=2,
+            stream=stream,
             extra_body=family.extra,
         )
-        trace = run_trace(client, request)
+        trace = run_trace(backend, request)
+        probe = probe_trace(backend, MODEL) if family.native == "text" else None
     first = trace.iterations[0]
-    got = outcome_class(trace)
-    FINDINGS.setdefault(family.template, {})["native"] = (
-        f"{got}: content {first.raw_content[:160]!r}, "
-        f"reasoning {first.reasoning_content[:160]!r}, "
-        f"calls {[(c.name, c.arguments[:80]) for c in first.tool_calls]}, "
-        f"error {first.error[:160]!r}"
+    FINDINGS.setdefault(family.template, {})[f"native {stream=}"] = (
+        f"content {first.raw_content[:200]!r}, reasoning {first.reasoning_content[:80]!r}, "
+        f"calls {[(c.name, c.arguments[:80], c.id) for c in first.tool_calls]}, "
+        f"error {first.error[:200]!r}"
     )
-    assert got == family.native, FINDINGS[family.template]["native"]
-    if got != "call":
-        assert seen == []
+    assert first.error == "", FINDINGS[family.template]
+    if family.native == "text":
+        assert (first.tool_calls, seen, first.ending) == ([], [], "text_tool_calls")
+        assert family.markup in first.raw_content
+        assert family.dialect in first.leaks
+        assert probe is not None and probe.ending == "text_tool_calls"
+        assert probe.outcome == "NoToolCallingError"
+        fix = advice("llama.cpp", "text_tool_calls", family.dialect, auto="text")
+        assert "--jinja" in fix and "recover_text_tool_calls=True" in fix
         return
-    assert first.ending == "tool_calls", first
+    assert first.ending == "tool_calls", FINDINGS[family.template]
     (rec,) = first.tool_calls
+    assert (rec.source, rec.name, json.loads(rec.arguments)) == ("native", "get_time", ARGUMENTS)
     assert markup_in_call(rec.name, rec.arguments) == ""
-    assert (rec.source, rec.name) == ("native", "get_time")
-    assert len(seen) == 1 or rec.is_error  # run, or its arguments fed back as a tool error
+    assert seen == [ARGUMENTS]
+    second = trace.iterations[1]
+    assert any(m.get("role") == "tool" for m in second.messages)
+    assert (trace.outcome, second.ending, second.error) == ("ok", "answer", ""), second
+    assert ANSWER in second.text
 
 
 FINDINGS: dict[str, dict[str, str]] = {}
