@@ -338,9 +338,8 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
     executed = 0
     with finalizing(trace):
         for index in range(max_iter):
-            it = Iteration(
-                index=index, messages=list(messages), thinking_sent=copy.deepcopy(thinking_sent)
-            )
+            sent = copy.deepcopy(thinking_sent) if thinking_sent else {}
+            it = Iteration(index=index, messages=list(messages), thinking_sent=sent)
             trace.iterations.append(it)
             trace.notify()
             body = chat_body(
@@ -357,11 +356,14 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
             reply = _send(client, body, it, trace, request)
             if reply.finish_reason == "length":
                 raise OutputLimitError("reply hit the output token limit (finish_reason length)")
-            calls = _Calls(index, used_ids, id_family(request.model, it.raw_content))
             content = it.text
+            recover = request.recover_text_tool_calls and it.ending == "text_tool_calls"
+            if not reply.tool_calls and not recover:
+                return RunResult(it.text, index + 1, executed, trace)
+            calls = _Calls(index, used_ids, id_family(request.model, it.raw_content))
             if reply.tool_calls:
                 _native_calls(reply.tool_calls, calls)
-            elif request.recover_text_tool_calls and it.ending == "text_tool_calls":
+            else:
                 content = _text_calls(it, by_name, calls)
             if not calls.records:
                 return RunResult(it.text, index + 1, executed, trace)

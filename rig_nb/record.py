@@ -76,8 +76,10 @@ def ending(it: Iteration, *, replied: bool, native_calls: bool) -> str:
 
 
 def _reasoning_texts(it: Iteration) -> tuple[str, str]:
-    """The reasoning of a turn: its reasoning field, and what strip_reasoning removed."""
-    return it.reasoning_content, split_reasoning(it.raw_content)[0]
+    """The reasoning of a turn: its reasoning field, and what strip_reasoning removed
+    (nothing when the content has no reasoning shape)."""
+    inline = split_reasoning(it.raw_content)[0] if it.reasoning_shape != "none" else ""
+    return it.reasoning_content, inline
 
 
 def _calls_in_reasoning(it: Iteration) -> bool:
@@ -92,7 +94,7 @@ def _fill(it: Iteration, reply: Reply) -> None:
     it.text, it.reasoning_shape = strip_with_shape(reply.content)
     it.leaks = list(leak_dialects(reply.content))
     found = {name for text in _reasoning_texts(it) if text for name in leak_dialects(text)}
-    it.reasoning_leaks = [name for name in DIALECTS if name in found]
+    it.reasoning_leaks = [name for name in DIALECTS if name in found] if found else []
     it.finish_reason = reply.finish_reason
     it.usage = dict(reply.usage)
 

@@ -362,7 +362,10 @@ def scan(
     """
     calls = Calls(schemas)
     seen = False
-    if not any(marker in s for marker in _CALL_MARKERS):
+    for marker in _CALL_MARKERS:
+        if marker in s:
+            break
+    else:
         return calls, seen  # no call in any dialect: spares a search stopping at every "<"
     masked = mask_code(s)
     events = _DETECT_EVENTS if detect else _FIND_EVENTS
