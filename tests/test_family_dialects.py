@@ -125,6 +125,33 @@ def test_gemma4_values_keep_their_types() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # The one-line flat form (read whole) and forms the general reader takes.
+        (
+            '<|tool_call>call:f{a:<|"|>x<|"|>,b:<|"|>y<|"|>,a:<|"|>z<|"|>}<tool_call|>',
+            ("f", {"a": "z", "b": "y"}, ""),
+        ),
+        ("<|tool_call>call:f{}<tool_call|>", ("f", {}, "")),
+        ('<|tool_call> call:f {a:<|"|>x<|"|>}<tool_call|>', ("f", {"a": "x"}, "")),
+        ('<|tool_call>call:f{a:<|"|>x\ny<|"|>}<tool_call|>', ("f", {"a": "x\ny"}, "")),
+        ('<|tool_call>call:f{a:<|"|>`x`<|"|>}<tool_call|>', ("f", {"a": "`x`"}, "")),
+        ('<|tool_call>call:f{a:<|"|>1 < 2<|"|>}<tool_call|>', ("f", {"a": "1 < 2"}, "")),
+        # Cut off by the next call: said without decoding; the next call is read.
+        (
+            '<|tool_call>call:f{a:<|"|>x<|"|><|tool_call>call:g{}<tool_call|>',
+            ("f", None, "arguments are not valid JSON (the object is not closed)"),
+        ),
+    ],
+)
+def test_gemma4_calls_read_alike_on_either_path(text: str, want: tuple[str, Any, str]) -> None:
+    first = find_text_tool_calls(text)[0]
+    name, arguments, error = want
+    got = json.loads(first.arguments) if first.arguments else None
+    assert (first.name, got, first.error) == (name, arguments, error)
+
+
 def test_harmony_recipient_on_any_channel_is_read() -> None:
     (call,) = find_text_tool_calls(HARMONY_ANALYSIS)
     assert (call.dialect, call.name, json.loads(call.arguments)) == (

@@ -240,9 +240,9 @@ def xml_call(
     """
     if not name_ok(name):
         return None
-    if body.lstrip(WS).startswith("{") and "<parameter=" not in body:
+    if "<parameter=" not in body and body.lstrip(WS).startswith("{"):
         return make_call(dialect, name, body)
-    types = (schemas or {}).get(name, {})
+    types = schemas.get(name) if schemas else None
     arguments: dict[str, Any] = {}
     pos = 0
     while (start := body.find("<parameter=", pos)) >= 0:
@@ -262,7 +262,7 @@ def xml_call(
         key = body[start + 11 : close]
         if own_line and value[-1:] == "\n":
             value = value[:-1]
-        arguments[key] = _param_value(value, types.get(key))
+        arguments[key] = _param_value(value, types.get(key) if types else None)
     return make_call(dialect, name, arguments)
 
 

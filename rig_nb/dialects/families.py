@@ -221,7 +221,29 @@ def _gemma_flat(text: str) -> dict[str, Any] | None:
     return found if pos == len(inner) else None
 
 
+# The common Gemma call whole, on one line: a name and a flat object of `<|"|>` strings
+# holding no '<', backtick or newline, closed at once. Nothing in it can start or end
+# code or another call, so it reads as the general path below reads it.
+_GEMMA_FLAT_PAIR = r'[^\W\d][\w.\-]*:<\|"\|>[^<`\n]*<\|"\|>'
+_GEMMA_STRING_PAIR = re.compile(r'([^\W\d][\w.\-]*):<\|"\|>([^<`\n]*)<\|"\|>')
+_GEMMA_CALL = re.compile(
+    r"call:([^\W\d][\w.\-]{0,255})\{((?:"
+    + _GEMMA_FLAT_PAIR
+    + ",)*"
+    + _GEMMA_FLAT_PAIR
+    + r")?\}<tool_call\|>"
+)
+
+
+_NOT_CLOSED = "arguments are not valid JSON (the object is not closed)"
+
+
 def gemma(s: str, masked: str, end: int, bound: int, calls: Calls, limit: int) -> int:
+    whole = _GEMMA_CALL.match(s, end, bound)
+    if whole is not None:
+        pairs = _GEMMA_STRING_PAIR.findall(whole.group(2) or "")
+        calls.append(make_call("gemma-tool-call", whole.group(1), dict(pairs)))
+        return whole.end()
     stop, pos = _window(masked, end, bound, _GEMMA_END, "<tool_call|>")
     if stop < 0:
         return pos
@@ -229,7 +251,10 @@ def gemma(s: str, masked: str, end: int, bound: int, calls: Calls, limit: int) -
     if head is None or not name_ok(head.group(1)):
         return pos
     name, text = head.group(1), s[head.end() : stop].strip(WS)
-    flat = _gemma_flat(text) if text[:1] == "{" and text[-1:] == "}" else None
+    if text[:1] == "{" and text[-1:] != "}":  # cut off: no decoding needed to say so
+        calls.append(record("gemma-tool-call", name, "", _NOT_CLOSED))
+        return pos
+    flat = _gemma_flat(text) if text[:1] == "{" else None
     if flat is not None:
         calls.append(make_call("gemma-tool-call", name, flat))
         return pos
