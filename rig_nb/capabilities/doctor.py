@@ -366,7 +366,11 @@ def endpoint_report(
     progress: Progress | None = None,
     cancel: CancelFlag | None = None,
 ) -> EndpointReport:
-    """Probe `model` on `client`'s endpoint with a bounded set of requests (at most 12).
+    """Probe `model` on `client`'s endpoint with a bounded set of requests: the model
+    list, and at most 14 requests to the model (the probes 3, the question 1, both
+    streamed 2; round 3's checks as DESIGN defines them: reasoning_replay 3,
+    thinking_switch 2, structured_output 1, api_parity 2); on llama.cpp, reasoning_replay
+    asks `/apply-template` first (up to 3 requests) and the model only when it cannot.
 
     `progress(done, planned)` is called from the calling thread before the first
     request and after each one. `cancel` (a threading.Event, or a callable that

@@ -319,8 +319,9 @@ class ProbePanel(widgets.VBox):  # type: ignore[misc]
         return self.last_outcome
 
     def full_report(self) -> EndpointReport | None:
-        """Run `endpoint_report` (at most 12 requests) and wait for it; returns it (None when
-        it could not start: a bad base URL). The Full report button does not wait."""
+        """Run `endpoint_report` (at most 14 requests to the model) and wait for it; returns
+        it (None when it could not start: a bad base URL). The Full report button does not
+        wait."""
         if not self.start_report():
             raise RuntimeError("the panel is busy: cancel() or wait() for the running work")
         self.wait()
