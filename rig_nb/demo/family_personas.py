@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .kit import Persona, Said, Turn
+from .kit import MarkupCalls, Persona, Said, Turn
 
 __all__ = [
     "DeepSeekV31Tokens",
@@ -35,7 +35,7 @@ def _value(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v)
 
 
-class MiniMaxXmlCalls(Persona):
+class MiniMaxXmlCalls(MarkupCalls):
     """MiniMax-M2 without its tool parser: `<minimax:tool_call>` XML calls left in content.
 
     MiniMax-M2 writes `<minimax:tool_call>\\n<invoke name="NAME">\\n<parameter
@@ -51,18 +51,14 @@ class MiniMaxXmlCalls(Persona):
     name = "minimax-xml-calls"
     owned_by = "vllm"
 
-    def respond(self, turn: Turn) -> Said:
-        plan = turn.plan()
-        think = f"<think>\n{turn.thinking(plan)}\n</think>\n\n"
-        if not plan:
-            return Said(think + turn.answer())
+    def calls(self, plan: list[tuple[str, dict[str, Any]]]) -> str:
         invokes = "".join(
             f'<invoke name="{name}">\n'
             + "".join(f'<parameter name="{k}">{_value(v)}</parameter>\n' for k, v in args.items())
             + "</invoke>\n"
             for name, args in plan
         )
-        return Said(f"{think}<minimax:tool_call>\n{invokes}</minimax:tool_call>")
+        return f"<minimax:tool_call>\n{invokes}</minimax:tool_call>"
 
 
 def _gemma_value(v: Any) -> str:
@@ -71,7 +67,7 @@ def _gemma_value(v: Any) -> str:
     return json.dumps(v)
 
 
-class Gemma4TextCalls(Persona):
+class Gemma4TextCalls(MarkupCalls):
     """Gemma 4 without its tool parser: `<|tool_call>call:NAME{...}<tool_call|>` in content.
 
     Gemma 4 writes its thought channel and then `<|tool_call>call:get_weather{city:
@@ -86,21 +82,19 @@ class Gemma4TextCalls(Persona):
     name = "gemma4-text-calls"
     owned_by = "vllm"
 
-    def respond(self, turn: Turn) -> Said:
-        plan = turn.plan()
-        thought = f"<|channel>thought\n{turn.thinking(plan)}<channel|>"
-        if not plan:
-            return Said(thought + turn.answer())
-        calls = "".join(
+    def reasoning(self, turn: Turn, plan: list[tuple[str, dict[str, Any]]]) -> str:
+        return f"<|channel>thought\n{turn.thinking(plan)}<channel|>"
+
+    def calls(self, plan: list[tuple[str, dict[str, Any]]]) -> str:
+        return "".join(
             f"<|tool_call>call:{name}{{"
             + ",".join(f"{k}:{_gemma_value(v)}" for k, v in args.items())
             + "}<tool_call|>"
             for name, args in plan
         )
-        return Said(thought + calls)
 
 
-class DeepSeekV31Tokens(Persona):
+class DeepSeekV31Tokens(MarkupCalls):
     """DeepSeek V3.1 without its tool parser: the tool-call tokens in content after `</think>`.
 
     DeepSeek V3.1 ends its reasoning with a bare `</think>` (the template opened
@@ -118,17 +112,16 @@ class DeepSeekV31Tokens(Persona):
     name = "deepseek-v31-tokens"
     owned_by = "vllm"
 
-    def respond(self, turn: Turn) -> Said:
-        plan = turn.plan()
-        think = f"{turn.thinking(plan)}</think>"
-        if not plan:
-            return Said(f"{think}{turn.answer()}")
+    def reasoning(self, turn: Turn, plan: list[tuple[str, dict[str, Any]]]) -> str:
+        return f"{turn.thinking(plan)}</think>"
+
+    def calls(self, plan: list[tuple[str, dict[str, Any]]]) -> str:
         calls = "".join(
             _ds("tool_call_begin") + name + _ds("tool_sep") + json.dumps(args)
             + _ds("tool_call_end")
             for name, args in plan
         )  # fmt: skip
-        return Said(think + _ds("tool_calls_begin") + calls + _ds("tool_calls_end"))
+        return _ds("tool_calls_begin") + calls + _ds("tool_calls_end")
 
 
 def _kimi_calls(plan: list[tuple[str, dict[str, Any]]]) -> str:

@@ -23,6 +23,7 @@ from ..wire import REASONING_FIELDS
 from .wording import answer_without_tools, count_words, deliberation, short, truncate_words
 
 __all__ = [
+    "MarkupCalls",
     "PastCall",
     "Persona",
     "Said",
@@ -401,3 +402,23 @@ class Persona:
         )
         body["id"] = f"chatcmpl-{turn.digest[:24]}"
         return body
+
+
+class MarkupCalls(Persona):
+    """A model whose server has no parser for its family: its reasoning, then its tool
+    calls written in the family's markup, all in content (finish_reason "stop").
+
+    Subclasses give `calls(plan)`, the markup of the planned calls, and may change
+    `reasoning(turn, plan)` (a `<think>` block by default).
+    """
+
+    def reasoning(self, turn: Turn, plan: list[tuple[str, dict[str, Any]]]) -> str:
+        return f"<think>\n{turn.thinking(plan)}\n</think>\n\n"
+
+    def calls(self, plan: list[tuple[str, dict[str, Any]]]) -> str:
+        raise NotImplementedError
+
+    def respond(self, turn: Turn) -> Said:
+        plan = turn.plan()
+        head = self.reasoning(turn, plan)
+        return Said(head + (self.calls(plan) if plan else turn.answer()))

@@ -20,7 +20,7 @@ from ..testing import Response
 from .dialect_personas import dialect_personas
 from .evaluation_personas import agent_step, evaluation_personas
 from .family_personas import family_personas
-from .kit import Persona, Said, Stream, Turn, count_words, short
+from .kit import MarkupCalls, Persona, Said, Stream, Turn, count_words, short
 from .reasoning_personas import reasoning_personas
 
 __all__ = ["XSS_IMG", "XSS_SCRIPT", "default_personas"]
@@ -193,7 +193,7 @@ class OllamaReasoning(Persona):
         return Said(turn.answer(), reasoning=think)
 
 
-class HermesTextTools(Persona):
+class HermesTextTools(MarkupCalls):
     """Tool calls written as text (`<tool_call>{...}</tool_call>`) in content, no `tool_calls`.
 
     NousResearch/hermes-agent#741 (and PR#742), Hermes-4 on an
@@ -208,15 +208,10 @@ class HermesTextTools(Persona):
     name = "hermes-text-tools"
     owned_by = "vllm"
 
-    def respond(self, turn: Turn) -> Said:
-        plan = turn.plan()
-        think = f"<think>\n{turn.thinking(plan)}\n</think>\n\n"
-        if not plan:
-            return Said(think + turn.answer())
-        calls = "\n".join(
+    def calls(self, plan: list[tuple[str, dict[str, Any]]]) -> str:
+        return "\n".join(
             f"<tool_call>\n{json.dumps({'name': n, 'arguments': a})}\n</tool_call>" for n, a in plan
         )
-        return Said(think + calls)
 
 
 class ToolSpinner(Persona):
