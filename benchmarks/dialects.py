@@ -11,7 +11,10 @@ nested fences, half-markers. Each input is timed at 256 KiB, 512 KiB and 1 MiB
 that load on the machine hits every figure alike.
 
 - ratio: median over samples of (time on 1 MiB) / (json.loads time in the same
-  sample); goal <= 5x for the dialect inputs, shown for the hostile ones.
+  sample); goal <= 5x for the dialect inputs (markers repeated, a call repeated
+  10,000 times in 1 MiB after a line of prose each, unclosed openers, nested
+  look-alikes), shown for the other hostile ones and for calls written back to
+  back with nothing between them (up to 23,000 calls in 1 MiB).
 - growth: time per character from one size to the next, the larger of the two
   doublings; 1.0x is linear, 2.0x quadratic; goal <= 1.5x for every input.
 
@@ -143,6 +146,23 @@ INPUTS: dict[str, tuple[str, bool]] = {
     "hostile: half-markers": ("<tool_[TOOL_<|chan<functio", False),
     "hostile: unclosed calls": ('<tool_call>{"name": "a", "arguments": {', False),
 }
+# DESIGN's hostile input for readers: 10,000 calls in 1 MiB, each after a line of prose.
+CALLS_PER_MIB = 10_000
+_PROSE = "Checking the next item before the call; the result comes back below. " * 2
+
+
+def _spaced(unit: str) -> str:
+    """`unit` after prose, the whole 1 MiB / CALLS_PER_MIB characters long."""
+    return _PROSE[: (1 << 20) // CALLS_PER_MIB - len(unit) - 1] + "\n" + unit
+
+
+# A call unit short enough to be written back to back more than 10,000 times in 1 MiB is
+# held to the ratio goal at 10,000 calls; back to back (up to 23,000 calls) it is shown,
+# held to linear growth.
+for _name, (_unit, _held) in list(INPUTS.items()):
+    if " call" in _name and _held and len(_unit) < (1 << 20) // CALLS_PER_MIB - 1:
+        INPUTS[_name] = (_unit, False)
+        INPUTS[f"{_name}, 10,000 in 1 MiB"] = (_spaced(_unit), True)
 
 
 def _fill(unit: str, size: int) -> str:

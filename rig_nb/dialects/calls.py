@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ._call_json import NAME_IN_JSON, WS, decode
+from ._call_json import NAME_IN_JSON, WS, decode, decode_at
 
 __all__ = [
     "Calls",
@@ -112,6 +112,18 @@ def make_call(dialect: str, name: str, arguments: Any) -> TextToolCall:
         fields["arguments"] = text
         fields["error"] = ""
         return call
+    if type(arguments) is str:
+        text = arguments.strip(WS)
+        if not text:
+            return record(dialect, name, "{}")
+        value, end, error = decode_at(text, 0)  # decode(), inlined: JSON text is common
+        if error:
+            return record(dialect, name, "", error)
+        if end != len(text):
+            return record(dialect, name, "", "arguments are not valid JSON (text after the value)")
+        if type(value) is dict:
+            return make_call(dialect, name, value)
+        return record(dialect, name, "", "arguments are not a JSON object")
     if arguments is _MISSING or (isinstance(arguments, str) and not arguments.strip(WS)):
         return record(dialect, name, "{}")
     if isinstance(arguments, str):
