@@ -22,7 +22,7 @@ from .wire import Reply, StreamAssembler
 if TYPE_CHECKING:
     from .backend import Backend
 
-__all__ = ["LIVE_INTERVAL_S", "describe", "ending", "finalizing", "record_round"]
+__all__ = ["LIVE_INTERVAL_S", "describe", "ending", "finalizing", "record_one", "record_round"]
 
 # While a reply streams, listeners hear of it at most this often (plus once at its end).
 LIVE_INTERVAL_S = 0.1
@@ -142,6 +142,29 @@ def record_round(
     _fill(it, reply)
     it.ending = ending(it, replied=True, native_calls=bool(reply.tool_calls))
     return reply
+
+
+def record_one(
+    client: Backend,
+    body: Mapping[str, Any],
+    settings: dict[str, Any],
+    thinking_sent: Mapping[str, Any] | None = None,
+) -> tuple[Trace, Reply | None]:
+    """`body` sent once (no retries) and recorded as a trace of one iteration with
+    `settings`, never raising a RigError: the finished trace, and the reply (None when
+    the request failed). The doctor's checks are made of such rounds."""
+    trace = Trace(settings=settings)
+    trace.model, trace.endpoint = body["model"], client.endpoint
+    it = Iteration(index=0, messages=body["messages"], thinking_sent=dict(thinking_sent or {}))
+    trace.iterations.append(it)
+    reply: Reply | None = None
+    try:
+        with finalizing(trace):
+            stream = bool(body.get("stream"))
+            reply = record_round(client, body, it, trace, stream=stream, retries=False)
+    except RigError:
+        pass
+    return trace, reply
 
 
 @contextmanager

@@ -31,7 +31,7 @@ from .._boundary import CancelFlag, Progress, request_scope
 from ..dialects import TOOL_CALL_DIALECTS
 from ..errors import BackendError, Cancelled, RigError
 from ..loop import markup_in_call
-from ..record import finalizing, record_round
+from ..record import record_one
 from ..trace import Iteration, Trace
 from ..wire import TOOL_CHOICES as ALL_TOOL_CHOICES
 from ..wire import Reply, chat_body
@@ -274,17 +274,7 @@ def _ask(client: Client, model: str, stream: bool) -> tuple[Trace, Reply | None]
     """The reasoning question as one recorded round; the trace and the reply (None on failure)."""
     messages = [{"role": "user", "content": QUESTION}]
     body = chat_body(model, messages, QUESTION_MAX_TOKENS, stream=stream)
-    trace = Trace(settings={"kind": "question", "max_tokens": QUESTION_MAX_TOKENS})
-    trace.model, trace.endpoint = model, client.endpoint
-    it = Iteration(index=0, messages=messages)
-    trace.iterations.append(it)
-    reply: Reply | None = None
-    try:
-        with finalizing(trace):
-            reply = record_round(client, body, it, trace, stream=stream, retries=False)
-    except RigError:
-        pass
-    return trace, reply
+    return record_one(client, body, {"kind": "question", "max_tokens": QUESTION_MAX_TOKENS})
 
 
 def _replies(traces: list[Trace]) -> list[Iteration]:

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .. import strict_json
 from ..content import decode_json_object
 from ..errors import BackendError, Cancelled, RigError
-from ..record import finalizing, record_round
-from ..trace import Iteration, Trace
+from ..record import record_one
+from ..trace import Trace
 from ..wire import chat_body
 
 if TYPE_CHECKING:
@@ -106,22 +106,12 @@ def structured_output_verdict(trace: Trace) -> str:
 def _ask(client: Client, model: str, max_tokens: int) -> Trace:
     messages = [{"role": "user", "content": STRUCTURED_QUESTION}]
     body = chat_body(model, messages, max_tokens, response_format=STRUCTURED_SCHEMA)
-    trace = Trace(
-        settings={
-            "kind": "structured_output",
-            "max_tokens": max_tokens,
-            "response_format": STRUCTURED_SCHEMA,
-        }
-    )
-    trace.model, trace.endpoint = model, client.endpoint
-    it = Iteration(index=0, messages=messages)
-    trace.iterations.append(it)
-    try:
-        with finalizing(trace):
-            record_round(client, body, it, trace, stream=False, retries=False)
-    except RigError:
-        pass
-    return trace
+    settings = {
+        "kind": "structured_output",
+        "max_tokens": max_tokens,
+        "response_format": STRUCTURED_SCHEMA,
+    }
+    return record_one(client, body, settings)[0]
 
 
 def _evidence(trace: Trace, verdict: str, redact: Any) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError, RigError
-from ..record import finalizing, record_round
+from ..record import record_one
 from ..trace import Iteration, Trace
 from ..wire import assistant_message, chat_body, tool_message, tool_spec, user_message
 from ..wire.thinking import describe_sent, input_field, replay_reasoning, thinking_fields
@@ -142,16 +142,8 @@ def _round(
 ) -> Trace:
     """One recorded request, never raising a RigError: its trace."""
     body = chat_body(model, messages, max_tokens, tools=tools or (), extra_body=extra)
-    trace = Trace(settings={"kind": kind, "max_tokens": max_tokens, "extra_body": extra or {}})
-    trace.model, trace.endpoint = model, client.endpoint
-    it = Iteration(index=0, messages=messages, thinking_sent=dict(extra or {}))
-    trace.iterations.append(it)
-    try:
-        with finalizing(trace):
-            record_round(client, body, it, trace, stream=False, retries=False)
-    except RigError:
-        pass
-    return trace
+    settings = {"kind": kind, "max_tokens": max_tokens, "extra_body": extra or {}}
+    return record_one(client, body, settings, extra)[0]
 
 
 def _status(trace: Trace) -> str:
