@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ._call_json import NAME_IN_JSON, WS, decode, decode_at
+from ._call_json import NAME_IN_JSON, WS, decode
 
 __all__ = [
     "Calls",
@@ -112,26 +112,16 @@ def make_call(dialect: str, name: str, arguments: Any) -> TextToolCall:
         fields["arguments"] = text
         fields["error"] = ""
         return call
-    if type(arguments) is str:
-        text = arguments.strip(WS)
-        if not text:
-            return record(dialect, name, "{}")
-        value, end, error = decode_at(text, 0)  # decode(), inlined: JSON text is common
-        if error:
-            return record(dialect, name, "", error)
-        if end != len(text):
-            return record(dialect, name, "", "arguments are not valid JSON (text after the value)")
-        if type(value) is dict:
-            return make_call(dialect, name, value)
-        return record(dialect, name, "", "arguments are not a JSON object")
-    if arguments is _MISSING or (isinstance(arguments, str) and not arguments.strip(WS)):
+    if arguments is _MISSING:
         return record(dialect, name, "{}")
     if isinstance(arguments, str):
-        arguments, error = decode(arguments)
+        value, error = decode(arguments)
+        if error and not arguments.strip(WS):  # blank text: no arguments given
+            return record(dialect, name, "{}")
         if error:
             return record(dialect, name, "", error)
-        if type(arguments) is dict:
-            return make_call(dialect, name, arguments)
+        if type(value) is dict:
+            return make_call(dialect, name, value)
     return record(dialect, name, "", "arguments are not a JSON object")
 
 

@@ -224,16 +224,12 @@ def _gemma_flat(text: str) -> dict[str, Any] | None:
 # The common Gemma call whole, on one line: a name and a flat object of `<|"|>` strings
 # holding no '<', backtick or newline, closed at once. Nothing in it can start or end
 # code or another call, so it reads as the general path below reads it.
-_GEMMA_FLAT_PAIR = r'[^\W\d][\w.\-]*:<\|"\|>[^<`\n]*<\|"\|>'
 _GEMMA_STRING_PAIR = re.compile(r'([^\W\d][\w.\-]*):<\|"\|>([^<`\n]*)<\|"\|>')
-_GEMMA_CALL = re.compile(
-    r"call:([^\W\d][\w.\-]{0,255})\{((?:"
-    + _GEMMA_FLAT_PAIR
-    + ",)*"
-    + _GEMMA_FLAT_PAIR
-    + r")?\}<tool_call\|>"
+_GEMMA_CALL = re.compile(  # group 1 the name, group 2 the pairs (their own groups follow)
+    r"call:([^\W\d][\w.\-]{0,255})\{((?:%(pair)s,)*%(pair)s)?\}<tool_call\|>".replace(
+        "%(pair)s", _GEMMA_STRING_PAIR.pattern
+    )
 )
-
 
 _NOT_CLOSED = "arguments are not valid JSON (the object is not closed)"
 
