@@ -138,7 +138,7 @@ def test_gemma4_values_keep_their_types() -> None:
         ('<|tool_call>call:f{a:<|"|>x\ny<|"|>}<tool_call|>', ("f", {"a": "x\ny"}, "")),
         ('<|tool_call>call:f{a:<|"|>`x`<|"|>}<tool_call|>', ("f", {"a": "`x`"}, "")),
         ('<|tool_call>call:f{a:<|"|>1 < 2<|"|>}<tool_call|>', ("f", {"a": "1 < 2"}, "")),
-        # Cut off by the next call: said without decoding; the next call is read.
+        # Cut off by the next call: said without decoding.
         (
             '<|tool_call>call:f{a:<|"|>x<|"|><|tool_call>call:g{}<tool_call|>',
             ("f", None, "arguments are not valid JSON (the object is not closed)"),
