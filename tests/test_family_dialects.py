@@ -238,6 +238,106 @@ def test_a_tool_object_types_values_too() -> None:
     assert json.loads(call.arguments) == {"ref": "0042"}
 
 
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # Flat calls (read in one match) and forms only the general readers take.
+        (
+            "<tool_call>magic\n<arg_key>ref</arg_key>\n<arg_value>5123123</arg_value>\n</tool_call>",
+            {"ref": "5123123"},
+        ),
+        (
+            "<tool_call>magic<arg_key> ref </arg_key><arg_value>0042</arg_value></tool_call>",
+            {"ref": "0042"},
+        ),
+        (
+            "<tool_call>magic<arg_key>ref</arg_key>, <arg_value>1 < 2</arg_value></tool_call>",
+            {"ref": "1 < 2"},
+        ),
+        (
+            "<tool_call>magic<arg_key>count</arg_key><arg_value>1</arg_value>"
+            "<arg_key>count</arg_key><arg_value>2</arg_value></tool_call>",
+            {"count": 2},
+        ),
+        ("<tool_call>magic\n</tool_call>", {}),
+        (
+            "<function=magic>\n<parameter=ref>\n0042\n</parameter>\n</function>\n</tool_call>",
+            {"ref": "0042"},
+        ),
+        ("<function=magic><parameter=ref>0042\n</parameter></function>", {"ref": "0042\n"}),
+        (
+            "<function=magic><parameter=ref>\n</parameter><parameter=version>\n\n</parameter></function>",
+            {"ref": "", "version": ""},
+        ),
+        (
+            "<tool_call>\n<function=magic>\n<parameter=ref>\na<b\n</parameter>\n</function>",
+            {"ref": "a<b"},
+        ),
+        ("<function=magic>x<parameter=count>\n3\n</parameter></function>", {"count": 3}),
+    ],
+)
+def test_glm_and_qwen_calls_read_alike_on_either_path(text: str, want: dict[str, Any]) -> None:
+    # Code elsewhere in a reply does not change how a call outside it is read.
+    for tools in ([MAGIC], None):
+        plain = find_text_tool_calls(text, tools)
+        beside_code = find_text_tool_calls(text + "\n\nSee `magic`.", tools)
+        assert plain == beside_code
+    (call,) = find_text_tool_calls(text, [MAGIC])
+    assert (call.name, json.loads(call.arguments), call.error) == ("magic", want, "")
+
+
+# Text between calls holding what the scan stops at: reasoning of each dialect, other
+# dialects' calls, harmony recipients, gpt-oss without its tokens, bare closers.
+BETWEEN = [
+    "plain prose, with (parentheses) and {braces",
+    "<think>a drafted <tool_call>magic</tool_call></think>",
+    "</think>",
+    "[THINK]drafted[/THINK]",
+    "[/THINK]",
+    "\u25c1think\u25b7drafted\u25c1/think\u25b7",
+    "<seed:think>drafted",
+    "<|channel|>analysis<|message|>drafted<|end|>",
+    "to=functions.magic <|message|>{}<|call|>",
+    "assistantfinal",
+    "assistantanalysis drafting, no final",
+    "[TOOL_CALLS]magic[ARGS]{}",
+    "]<]minimax[>[",
+    '{"name": "magic"}</tool_call>',
+    '<|tool_call>call:magic{ref:<|"|>g<|"|>}<tool_call|>',
+    "<function=magic",
+    # Reasoning that closes after the next call: that call was drafted in it.
+    "<think>drafting, closed after the next call|</think>",
+    "\u25c1think\u25b7drafting, closed after the next call|\u25c1/think\u25b7",
+]
+RUN = [
+    "<tool_call>magic\n<arg_key>ref</arg_key>\n<arg_value>{v}</arg_value>\n</tool_call>",
+    "<tool_call>\n<function=magic>\n<parameter=ref>\n{v}\n</parameter>\n</function>\n</tool_call>",
+    "<function=magic>\n<parameter=ref>\n{v}\n</parameter>\n</function>\n</tool_call>",
+    '<tool_call>\n{{"name": "magic", "arguments": {{"ref": "{v}"}}}}\n</tool_call>',
+    '[TOOL_CALLS]magic[ARGS]{{"ref": "{v}"}}',
+    '<|tool_call>call:magic{{ref:<|"|>{v}<|"|>}}<tool_call|>',
+    "<|tool_calls_section_begin|><|tool_call_begin|>functions.magic:0<|tool_call_argument_begin|>"
+    '{{"ref": "{v}"}}<|tool_call_end|><|tool_calls_section_end|>',
+]
+
+
+@pytest.mark.parametrize("between", BETWEEN)
+@pytest.mark.parametrize(
+    "call", RUN, ids=["glm", "qwen3-coder", "function-tag", "hermes", "mistral", "gemma4", "kimi"]
+)
+def test_calls_after_prose_read_alike_on_either_path(call: str, between: str) -> None:
+    first, second, third = (call.format(v=v) for v in "abc")
+    between, _, after = between.partition("|")
+    text = "\n".join([first, second, f"prose {between} prose", third, after])
+    # A tag no dialect has, after each call: the scan searches for every next call.
+    searched = "\n".join([first + "<b>", second + "<b>", f"prose {between} prose", third, after])
+    for limit in (1, 2, 3, 33):
+        plain = find_text_tool_calls(text, [MAGIC], limit=limit)
+        assert plain == find_text_tool_calls(searched, [MAGIC], limit=limit)
+        assert plain == find_text_tool_calls(text + "\n\nSee `magic`.", [MAGIC], limit=limit)
+        assert plain[0].arguments in ('{"ref": "a"}', '{"ref": "c"}')
+
+
 def test_glm_call_written_json_escaped_is_read() -> None:
     text = (
         "<tool_call>todo_write\\n<arg_key>todos</arg_key>\\n<arg_value>"

@@ -20,6 +20,9 @@ __all__ = [
     "Calls",
     "TextToolCall",
     "call_from_object",
+    "FLAT_FUNCTION",
+    "FLAT_TAG",
+    "flat_call",
     "json_call",
     "make_call",
     "name_ok",
@@ -301,6 +304,57 @@ def _glm_call(text: str, schemas: Schemas | None = None) -> TextToolCall | None:
         arguments[key_name] = _param_value(text[value + 11 : value_end], types.get(key_name))
         key = find("<arg_key>", value_end + 12)
     return make_call("tool-call-tag", name, arguments)
+
+
+# The common calls whole, with no `<` in any key or value: one match reads the window the
+# general readers would find and the pairs in it, with the same result (GLM's keys stripped,
+# a Qwen3-Coder value on lines of its own without those newlines). Anything else fails the
+# match and goes to the general readers. No two adjacent parts can match the same
+# characters, so a failed match costs the length it read, once.
+_FUNCTION_BODY = (
+    r"([^\s<>]{1,256})>((?:[ \t\r\n]*<parameter=[^<>]*>[^<]*</parameter>)*)[ \t\r\n]*</function>"
+)
+_GLM_BODY = (
+    r"[ \t\r\n]*([^\W\d][\w.\-/]{0,255})[ \t\r\n]*"
+    r"((?:<arg_key>[^<]*</arg_key>[ \t\r\n]*<arg_value>[^<]*</arg_value>[ \t\r\n]*)*)</tool_call>"
+)
+# After `<tool_call>`: Qwen3-Coder's function (groups 1, 2) or GLM's pairs (groups 3, 4).
+FLAT_TAG = re.compile(
+    r"(?:[ \t\r\n]*<function=" + _FUNCTION_BODY + r"[ \t\r\n]*</tool_call>|" + _GLM_BODY + ")"
+)
+# After `<function=`: a function, and a `</tool_call>` right after it.
+FLAT_FUNCTION = re.compile(_FUNCTION_BODY + r"(?:[ \t\r\n]*</tool_call>)?")
+_GLM_PAIR = re.compile(r"<arg_key>([^<]*)</arg_key>[ \t\r\n]*<arg_value>([^<]*)</arg_value>")
+_PARAMETER = re.compile(r"<parameter=([^<>]*)>([^<]*)</parameter>")
+
+
+def flat_call(found: re.Match[str], schemas: Schemas) -> TextToolCall | None:
+    """The call a FLAT_TAG or FLAT_FUNCTION match read; None when its name is not one
+    (then the general readers read the window, to the same end).
+    """
+    name, params = found.group(1, 2)
+    if name is None:
+        name, pairs = found.group(3, 4)
+        types = schemas.get(name)
+        if types:
+            arguments = {
+                (k := key.strip(WS)): _param_value(value, types.get(k))
+                for key, value in _GLM_PAIR.findall(pairs)
+            }
+        else:
+            arguments = {
+                key.strip(WS): _param_value(value) for key, value in _GLM_PAIR.findall(pairs)
+            }
+        return make_call("tool-call-tag", name, arguments)
+    if not name_ok(name):
+        return None
+    types = schemas.get(name)
+    arguments = {}
+    for key, value in _PARAMETER.findall(params):
+        if value[:1] == "\n":  # on lines of its own (Qwen3-Coder), not inline (Seed-OSS)
+            value = value[1:-1] if value[-1:] == "\n" and len(value) > 1 else value[1:]
+        arguments[key] = _param_value(value, types.get(key) if types else None)
+    return make_call("function-tag", name, arguments)
 
 
 def tag_body(text: str, schemas: Schemas | None = None) -> TextToolCall | None:

@@ -11,7 +11,10 @@ windows never overlap and the decoder is handed each character once (arguments
 written as a JSON string once more, from the string's value). Windows are
 sliced out before decoding: a JSONDecodeError counts the lines of the text it
 was handed, and decoding in place would cost the reply's length per failed
-candidate.
+candidate. The next call after text holding no marker is read without a search,
+and a GLM or Qwen3-Coder call with no `<` in its values in one match (reading
+the same window to the same call): a megabyte of calls costs the reading, not
+a search and a slice per call.
 """
 
 from __future__ import annotations
@@ -22,10 +25,13 @@ from typing import Any
 
 from ._call_json import NAME_IN_JSON, WS, decode_at, scan_once, why
 from .calls import (
+    FLAT_FUNCTION,
+    FLAT_TAG,
     Calls,
     Schemas,
     TextToolCall,
     call_from_object,
+    flat_call,
     json_call,
     make_call,
     name_ok,
@@ -97,6 +103,12 @@ _HEADER_MAX = 256
 
 
 def _tag(s: str, masked: str, end: int, bound: int, calls: Calls, limit: int) -> int:
+    if masked is s and (found := FLAT_TAG.match(s, end, bound)):
+        # No code in the reply: a flat call's window is its match.
+        call = flat_call(found, calls.schemas)
+        if call is not None:
+            calls.append(call)
+            return found.end()
     close = _TAG_END.search(masked, end, bound)
     if close is None:
         if bound < len(s):
@@ -124,6 +136,11 @@ def _bare_close(s: str, masked: str, start: int, brace: int, calls: Calls) -> No
 
 
 def _function(s: str, masked: str, end: int, bound: int, calls: Calls, limit: int) -> int:
+    if masked is s and (found := FLAT_FUNCTION.match(s, end, bound)):
+        call = flat_call(found, calls.schemas)
+        if call is not None:
+            calls.append(call)
+            return found.end()
     close = masked.find(">", end, bound)
     if close < 0:
         return bound  # the name runs into a reasoning closer
@@ -294,15 +311,21 @@ _OPENER_OF["<\uff5cDSML\uff5ctool_calls>"] = DSML_CALLS.pattern
 # Where a call starts: inside an unclosed reasoning block, it ends the block (Kimi-K2-Thinking
 # and Qwen3 open a call before closing their reasoning).
 _CALL_START = re.compile("|".join(p.pattern for p in _OPENERS.values()))
-# Every alternative starts with '<', '[', ']' or '}', which keeps re's search fast
-# on prose; a letter would stop it at every word.
+# Every alternative starts with '<', '[', ']', '}' or U+25C1 (Kimi's think marks), which
+# keeps re's search fast on prose (a letter would stop it at every word) and is what
+# _QUIET leaves out.
 _FIND_EVENTS = re.compile(
     "|".join([_REASONING, *(p.pattern for p in _OPENERS.values()), r"\}[ \t\r\n]*</tool_call>"])
 )
-# The next call of a run, after whitespace (which holds no marker of any kind).
+# The next call of a run, after whitespace (which holds no marker of any kind), or after
+# quiet text: text holding no event, as no character an event starts with is in it. The
+# recipient and token-stripped harmony start with letters: a run stops short of them.
+_QUIET = "[^<\\[\\]}\u25c1]*"
 _NEXT = {marker: re.compile(r"[ \t\r\n]*" + p.pattern) for marker, p in _OPENERS.items()}
+_RUN = {marker: re.compile(_QUIET + p.pattern) for marker, p in _OPENERS.items()}
 for _literal, _opener in _OPENER_OF.items():
     _NEXT[_literal] = _NEXT[_opener]
+    _RUN[_literal] = _RUN[_opener]
 # Detection reads the same calls (the same windows are consumed, so both agree
 # on what is reasoning), and also stops at the markers no call can be read from.
 _DETECT_EVENTS = re.compile(
@@ -404,10 +427,14 @@ def scan(
                     closer = _NEXT_CLOSER.search(masked, event_at)
                     closer_at = closer.start() if closer else size
                 pos = handler(s, masked, pos, closer_at, calls, limit)
-                # Calls written one after another: the opener the search would
-                # find next is right here.
-                again = _NEXT[marker]
-                while len(calls) < limit and (event := again.match(masked, pos)):
+                # Calls one after another: the opener the search would find next is
+                # right here, after whitespace, or (reading calls) after quiet text short
+                # of the next recipient, token-stripped harmony or reasoning closer.
+                if detect:
+                    again, quiet_end = _NEXT[marker], size
+                else:
+                    again, quiet_end = _RUN[marker], min(recipient_at, stripped_at, closer_at)
+                while len(calls) < limit and (event := again.match(masked, pos, quiet_end)):
                     pos = handler(s, masked, event.end(), closer_at, calls, limit)
             elif marker in _BLOCKS:
                 # Each search is made again only once the scan has passed what it found:
