@@ -334,6 +334,24 @@ def test_server_kind_is_detected_once_from_the_model_list(server: ScriptedServer
             "litellm",
             id="litellm-header",
         ),
+        # LiteLLM's proxy (1.108.7, openai/ provider): owned_by "openai", no header, its time.
+        pytest.param(
+            Response({"data": [{"id": "smollm2", "created": 1677610602, "owned_by": "openai"}]}),
+            "litellm",
+            id="litellm-created",
+        ),
+        pytest.param(
+            Response(
+                {
+                    "data": [
+                        {"id": "gpt-3.5-turbo", "created": 1677610602, "owned_by": "openai"},
+                        {"id": "gpt-4o", "created": 1715367049, "owned_by": "system"},
+                    ]
+                }
+            ),
+            "openai",
+            id="openai",
+        ),
         pytest.param(Response({"error": {"message": "no"}}, 404), "unknown", id="no-model-list"),
     ],
 )

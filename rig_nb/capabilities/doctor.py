@@ -91,6 +91,10 @@ QUESTION = "What is 17 * 23? Think it through briefly, then give the result in o
 QUESTION_MAX_TOKENS = 512
 _EVIDENCE_CHARS = 160
 _LLAMA_FINGERPRINT = re.compile(r"^b\d+-[0-9a-f]+")
+# LiteLLM's proxy lists every model with this `created` (its DEFAULT_MODEL_CREATED_AT_TIME)
+# and owned_by the provider ("openai" for its openai/ provider), and sends no x-litellm
+# header with the list. OpenAI gives that time to gpt-3.5-turbo alone.
+_LITELLM_CREATED = 1677610602
 _OWNERS = {
     "llamacpp": "llama.cpp",
     "me": "llama.cpp",  # llama-cpp-python's server
@@ -172,8 +176,16 @@ def guess_server(owned_by: str, reply: Reply | None) -> str:
 
 
 def server_of_models(models: Models) -> str:
-    """The server kind from a model list alone (`Client.server_kind`): its owners and headers."""
+    """The server kind from a model list alone (`Client.server_kind`): its owners, headers and
+    LiteLLM's creation time."""
     seen = Reply(headers=dict(models.headers))
+    items = models.items
+    if (
+        items
+        and all(m.get("created") == _LITELLM_CREATED for m in items)
+        and any(m.get("id") != "gpt-3.5-turbo" for m in items)
+    ):
+        return "litellm"
     for m in models.items:
         owner = m.get("owned_by")
         kind = guess_server(owner if isinstance(owner, str) else "", seen)

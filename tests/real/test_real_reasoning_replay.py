@@ -199,8 +199,8 @@ def test_litellm_passes_the_replayed_field_on(server_env: ServerEnv, logs: Path)
             Client(proxy.base_url, proxy.api_key or "", timeout=TIMEOUT_S) as via,
         ):
             # The proxy's model list says owned_by "openai" and its GET carries no
-            # x-litellm header: one GET sees an OpenAI-style server (the same mapping).
-            assert via.server_kind == "openai"
+            # x-litellm header: one GET knows it by LiteLLM's creation time.
+            assert via.server_kind == "litellm"
             counts = {
                 s: prompt_tokens(upstream.root_url, direct.apply_template(loop_body(s)))
                 for s in ("none", "auto", "reasoning")
