@@ -241,6 +241,37 @@ def test_a_named_tool_choice_and_an_effort_take_the_responses_shape(
     assert body["reasoning"] == {"effort": "low"} and "reasoning_effort" not in body
 
 
+ANSWER_SCHEMA = {"type": "object", "properties": {"answer": {"type": "integer"}}}
+
+
+@pytest.mark.parametrize(
+    ("response_format", "extra", "text"),
+    [
+        (
+            {"type": "json_schema", "json_schema": {"name": "a", "schema": ANSWER_SCHEMA}},
+            {},
+            {"format": {"type": "json_schema", "name": "a", "schema": ANSWER_SCHEMA}},
+        ),
+        ({"type": "json_object"}, {}, {"format": {"type": "json_object"}}),
+        # The caller's own `text` wins.
+        ({"type": "json_object"}, {"text": {"verbosity": "low"}}, {"verbosity": "low"}),
+    ],
+    ids=["json_schema", "json_object", "caller-text"],
+)
+def test_a_response_format_goes_out_as_text_format_too(
+    server: ScriptedServer, response_format: dict[str, Any], extra: dict[str, Any], text: Any
+) -> None:
+    server.push(chat_reply('{"answer": 4}'))
+    request = RunRequest("m", 32, prompt="2+2?", response_format=response_format, extra_body=extra)
+    with Client(server.base_url, api="responses") as client:
+        assert client.run(request).text == '{"answer": 4}'
+    body = server.requests[0].json
+    # text.format for the servers that read the Responses API's field (vLLM); response_format
+    # as sent over chat for llama-server, whose /v1/responses hands the body to its chat route.
+    assert body["text"] == text
+    assert body["response_format"] == response_format
+
+
 def test_api_is_checked_at_construction() -> None:
     with pytest.raises(ValueError, match="api must be"):
         Client("http://127.0.0.1:9", api="completions")

@@ -117,9 +117,22 @@ def _tool_choice(choice: Any) -> Any:
     return choice
 
 
+def _text_format(response_format: Mapping[str, Any]) -> dict[str, Any]:
+    """Chat's `response_format` as the Responses API's `text.format` (json_schema flattened)."""
+    schema = response_format.get("json_schema")
+    if response_format.get("type") == "json_schema" and isinstance(schema, Mapping):
+        return {"type": "json_schema", **schema}
+    return dict(response_format)
+
+
 def responses_body(chat: Mapping[str, Any]) -> dict[str, Any]:
     """The Responses request for a chat-shaped request body (extra fields passed as they are;
-    `reasoning_effort` becomes `reasoning.effort` unless the body sets `reasoning`)."""
+    `reasoning_effort` becomes `reasoning.effort` unless the body sets `reasoning`).
+
+    `response_format` goes out as the API's `text.format` too, unless the body sets `text`:
+    vLLM applies the one, llama-server's /v1/responses (which hands the body on to its chat
+    route) the other.
+    """
     instructions, items = _input_items(chat.get("messages") or [])
     body: dict[str, Any] = {"model": chat.get("model"), "input": items, "store": False}
     if instructions is not None:
@@ -137,6 +150,8 @@ def responses_body(chat: Mapping[str, Any]) -> dict[str, Any]:
         if key == "reasoning_effort" and "reasoning" not in chat:
             body["reasoning"] = {"effort": value}
             continue
+        if key == "response_format" and "text" not in chat and isinstance(value, Mapping):
+            body["text"] = {"format": _text_format(value)}
         body[key] = value
     return body
 
