@@ -186,7 +186,7 @@ def server_of_models(models: Models) -> str:
         and any(m.get("id") != "gpt-3.5-turbo" for m in items)
     ):
         return "litellm"
-    for m in models.items:
+    for m in items:
         owner = m.get("owned_by")
         kind = guess_server(owner if isinstance(owner, str) else "", seen)
         if kind != "unknown":

@@ -17,15 +17,15 @@ from typing import Any
 from ._call_json import NAME_IN_JSON, WS, decode
 
 __all__ = [
+    "FLAT_FUNCTION",
+    "FLAT_TAG",
     "Calls",
     "TextToolCall",
     "call_from_object",
-    "FLAT_FUNCTION",
-    "FLAT_TAG",
-    "flat_call",
     "json_call",
     "make_call",
     "name_ok",
+    "read_flat",
     "record",
     "schemas_of",
     "tag_body",
@@ -230,6 +230,14 @@ def schemas_of(tools: Any) -> Schemas:
 _PARAM_END = re.compile(r"</parameter>|<parameter=")
 
 
+def _parameter_text(written: str) -> str:
+    """A `<parameter=K>` value as written: Qwen3-Coder puts it on lines of its own (those two
+    newlines are not the value's); Seed-OSS writes it inline, where a last newline is."""
+    if written[:1] != "\n":
+        return written
+    return written[1:-1] if written[-1:] == "\n" and len(written) > 1 else written[1:]
+
+
 def name_ok(name: str) -> bool:
     """A function name as tools declare them: no spaces, quotes or markup."""
     return name.isidentifier() or _NAME_OK.match(name) is not None
@@ -260,13 +268,8 @@ def xml_call(
         else:
             stop = end.start()
             pos = end.end() if end.group() == "</parameter>" else stop
-        # Qwen3-Coder writes each value on lines of its own; Seed-OSS writes it inline,
-        # where a last newline is the value's own.
-        own_line = body[close + 1 : close + 2] == "\n"
-        value = body[close + 2 if own_line else close + 1 : stop]
         key = body[start + 11 : close]
-        if own_line and value[-1:] == "\n":
-            value = value[:-1]
+        value = _parameter_text(body[close + 1 : stop])
         arguments[key] = _param_value(value, types.get(key) if types else None)
     return make_call(dialect, name, arguments)
 
@@ -328,33 +331,34 @@ _GLM_PAIR = re.compile(r"<arg_key>([^<]*)</arg_key>[ \t\r\n]*<arg_value>([^<]*)<
 _PARAMETER = re.compile(r"<parameter=([^<>]*)>([^<]*)</parameter>")
 
 
-def flat_call(found: re.Match[str], schemas: Schemas) -> TextToolCall | None:
-    """The call a FLAT_TAG or FLAT_FUNCTION match read; None when its name is not one
-    (then the general readers read the window, to the same end).
+def read_flat(pattern: re.Pattern[str], s: str, pos: int, endpos: int, calls: Calls) -> int:
+    """The call a FLAT_TAG or FLAT_FUNCTION `pattern` reads at s[pos:endpos], appended to
+    `calls`, and where it ends; -1 when there is none or its name is not one (then the general
+    readers read the window, to the same end).
     """
+    found = pattern.match(s, pos, endpos)
+    if found is None:
+        return -1
+    schemas = calls.schemas
     name, params = found.group(1, 2)
     if name is None:
         name, pairs = found.group(3, 4)
         types = schemas.get(name)
-        if types:
-            arguments = {
-                (k := key.strip(WS)): _param_value(value, types.get(k))
-                for key, value in _GLM_PAIR.findall(pairs)
-            }
-        else:
-            arguments = {
-                key.strip(WS): _param_value(value) for key, value in _GLM_PAIR.findall(pairs)
-            }
-        return make_call("tool-call-tag", name, arguments)
+        arguments = {
+            (k := key.strip(WS)): _param_value(value, types.get(k) if types else None)
+            for key, value in _GLM_PAIR.findall(pairs)
+        }
+        calls.append(make_call("tool-call-tag", name, arguments))
+        return found.end()
     if not name_ok(name):
-        return None
+        return -1
     types = schemas.get(name)
-    arguments = {}
-    for key, value in _PARAMETER.findall(params):
-        if value[:1] == "\n":  # on lines of its own (Qwen3-Coder), not inline (Seed-OSS)
-            value = value[1:-1] if value[-1:] == "\n" and len(value) > 1 else value[1:]
-        arguments[key] = _param_value(value, types.get(key) if types else None)
-    return make_call("function-tag", name, arguments)
+    arguments = {
+        key: _param_value(_parameter_text(value), types.get(key) if types else None)
+        for key, value in _PARAMETER.findall(params)
+    }
+    calls.append(make_call("function-tag", name, arguments))
+    return found.end()
 
 
 def tag_body(text: str, schemas: Schemas | None = None) -> TextToolCall | None:

@@ -31,10 +31,10 @@ from .calls import (
     Schemas,
     TextToolCall,
     call_from_object,
-    flat_call,
     json_call,
     make_call,
     name_ok,
+    read_flat,
     record,
     schemas_of,
     tag_body,
@@ -103,12 +103,8 @@ _HEADER_MAX = 256
 
 
 def _tag(s: str, masked: str, end: int, bound: int, calls: Calls, limit: int) -> int:
-    if masked is s and (found := FLAT_TAG.match(s, end, bound)):
-        # No code in the reply: a flat call's window is its match.
-        call = flat_call(found, calls.schemas)
-        if call is not None:
-            calls.append(call)
-            return found.end()
+    if masked is s and (done := read_flat(FLAT_TAG, s, end, bound, calls)) >= 0:
+        return done  # no code in the reply: a flat call's window is its match
     close = _TAG_END.search(masked, end, bound)
     if close is None:
         if bound < len(s):
@@ -136,11 +132,8 @@ def _bare_close(s: str, masked: str, start: int, brace: int, calls: Calls) -> No
 
 
 def _function(s: str, masked: str, end: int, bound: int, calls: Calls, limit: int) -> int:
-    if masked is s and (found := FLAT_FUNCTION.match(s, end, bound)):
-        call = flat_call(found, calls.schemas)
-        if call is not None:
-            calls.append(call)
-            return found.end()
+    if masked is s and (done := read_flat(FLAT_FUNCTION, s, end, bound, calls)) >= 0:
+        return done
     close = masked.find(">", end, bound)
     if close < 0:
         return bound  # the name runs into a reasoning closer
