@@ -101,7 +101,7 @@ class InvalidJSONError(RigError):
     default_message = "reply is not valid JSON"
 
 
-Kind = Literal["http", "timeout", "deadline", "connect", "tls", "protocol", "reply"]
+Kind = Literal["http", "timeout", "deadline", "connect", "tls", "protocol", "reply", "context"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 
 
@@ -116,9 +116,14 @@ class BackendError(RigError):
         *,
         status_code: int | None = None,
         kind: Kind | None = None,
+        context_window: int | None = None,
+        prompt_tokens: int | None = None,
     ) -> None:
         super().__init__(message)
         self.status_code = status_code
+        # kind "context": the window and the prompt size, when the server's error gave them.
+        self.context_window = context_window
+        self.prompt_tokens = prompt_tokens
         if kind is None:
             kind = "http" if status_code is not None else "reply"
         if kind not in KINDS:

@@ -36,6 +36,7 @@ ENDINGS = (
     "json_in_reasoning",
     "text_tool_calls",
     "tool_calls_in_reasoning",
+    "content_filter",
     "empty",
     "error",
 )
@@ -103,6 +104,17 @@ class Iteration:
     thinking_sent: dict[str, Any] = field(default_factory=dict)
     replayed: str = ""
     reasoning_leaks: list[str] = field(default_factory=list)
+    # What the stream did that its wire's grammar does not allow and the reader forgave,
+    # one short line each, at most 20 (DESIGN, "Streams as their specifications say").
+    stream_faults: list[str] = field(default_factory=list)
+    # The server dropped part of what was sent (prompt tokens fell below the previous
+    # iteration's, or the server said so): the answer was made without it.
+    context_cut: bool = False
+    # What the server says about its own work, only the keys it reported: load_s,
+    # prompt_s, prompt_tokens, decode_s, decode_tokens, cached_tokens, total_s.
+    server_timings: dict[str, float] = field(default_factory=dict)
+    # The opaque signature of the reply's last thinking block ("" when none).
+    reasoning_signature: str = ""
 
     @property
     def decode_tok_s(self) -> float | None:
