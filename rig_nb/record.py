@@ -97,6 +97,7 @@ def _fill(it: Iteration, reply: Reply) -> None:
     it.reasoning_leaks = [name for name in DIALECTS if name in found] if found else []
     it.finish_reason = reply.finish_reason
     it.usage = dict(reply.usage)
+    it.stream_faults = list(reply.stream_faults)
 
 
 def record_round(

@@ -233,6 +233,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     top_level: frozenset[str] = frozenset()
     system_fingerprint: str = ""
+    # What a stream did that its grammar does not allow (Iteration.stream_faults).
+    stream_faults: list[str] = field(default_factory=list)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

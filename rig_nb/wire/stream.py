@@ -22,7 +22,9 @@ from .chat import (
 )
 from .sse import DONE, json_events
 
-__all__ = ["StreamAssembler", "read_stream", "stream_chunks"]
+__all__ = ["MAX_FAULTS", "StreamAssembler", "read_stream", "stream_chunks"]
+
+MAX_FAULTS = 20
 
 
 class StreamAssembler:
@@ -50,6 +52,13 @@ class StreamAssembler:
         self._content_len = 0
         self._reasoning_len = 0
         self._joined: tuple[int, int, str, str] = (0, 0, "", "")
+        # What the stream did that its grammar does not allow and the reader forgave.
+        self.faults: list[str] = []
+
+    def fault(self, line: str) -> None:
+        """Record one stream fault (a short line); the first MAX_FAULTS are kept."""
+        if len(self.faults) < MAX_FAULTS:
+            self.faults.append(line)
 
     @property
     def content(self) -> str:
@@ -170,6 +179,7 @@ class StreamAssembler:
             usage=dict(self.usage),
             top_level=frozenset(self._top_level),
             system_fingerprint=self._fingerprint,
+            stream_faults=list(self.faults),
         )
 
     def finish(self) -> Reply:
