@@ -8,15 +8,20 @@ message, redacted. The cause is never chained: it may quote the URL.
 from __future__ import annotations
 
 import html
+import json
 import random
 import re
 import ssl
 from collections.abc import Iterator, Mapping
+from typing import Any
 
+import httpcore
+import httpx
 import openai
 
 from .errors import BackendError
 from .redact import Redactor
+from .wire import HTTPStatusFailure
 
 __all__ = ["backend_error", "page_text", "retry_delay", "retryable"]
 
@@ -42,19 +47,32 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
         node = node.__cause__ or node.__context__
 
 
-def _endpoint_message(exc: openai.APIStatusError) -> str:
-    body = exc.body
+def _status_response(exc: BaseException) -> Any:
+    """The HTTP answer of a non-2xx failure, whichever sender got it (the SDK or a wire)."""
+    if isinstance(exc, (openai.APIStatusError, HTTPStatusFailure)):
+        return exc.response
+    return None
+
+
+def _endpoint_message(response: Any) -> str:
+    """The endpoint's own words in an error body, whichever wire's shape it has: OpenAI's and
+    Anthropic's `{"error": {"message"}}`, Ollama's `{"error": "..."}`, a `detail`, or a page."""
+    try:
+        text = response.text[:_MAX_ERROR_SCAN]
+    except Exception:
+        return ""
+    try:
+        body = json.loads(response.content) if len(response.content) <= 1 << 20 else None
+    except (ValueError, RecursionError):
+        body = None
     if isinstance(body, dict):
         err = body.get("error", body)
         msg = err.get("message") if isinstance(err, dict) else err
         if isinstance(msg, str):
             return msg[:_MAX_ERROR_SCAN]
-        if isinstance(err, dict) and isinstance(err.get("detail"), str):
-            return str(err["detail"])[:_MAX_ERROR_SCAN]
-    try:
-        text = exc.response.text[:_MAX_ERROR_SCAN]
-    except Exception:
-        return ""
+        detail = err.get("detail") if isinstance(err, dict) else None
+        if isinstance(detail, str):
+            return detail[:_MAX_ERROR_SCAN]
     return page_text(text)
 
 
@@ -73,9 +91,10 @@ def backend_error(exc: BaseException, redact: Redactor, deadline: float | None) 
 
     if isinstance(exc, BackendError):
         return BackendError(redact(exc.message)[:400], status_code=exc.status_code, kind=exc.kind)
-    if isinstance(exc, openai.APIStatusError):
-        msg = redact(_endpoint_message(exc))[:_MAX_MESSAGE]
-        status = exc.status_code
+    response = _status_response(exc)
+    if response is not None:
+        msg = redact(_endpoint_message(response))[:_MAX_MESSAGE]
+        status = response.status_code
         text = f"ai backend: HTTP {status}" + (f": {msg}" if msg else "")
         return BackendError(text, status_code=status, kind="http")
     chain = list(_causes(exc))
@@ -86,24 +105,27 @@ def backend_error(exc: BaseException, redact: Redactor, deadline: float | None) 
         return BackendError(
             f"ai backend: request exceeded its deadline of {deadline:g} s", kind="deadline"
         )
-    names = {type(e).__name__ for e in chain}
-    if any(isinstance(e, ssl.SSLError) for e in chain) or any("SSL" in str(e) for e in chain):
+
+    def caused_by(*kinds: type[BaseException]) -> bool:
+        return any(isinstance(e, kinds) for e in chain)
+
+    if caused_by(ssl.SSLError) or any("SSL" in str(e) for e in chain):
         text = " ".join(str(e) for e in chain).lower()
         if "certificate" in text:
             why = "the server's certificate is not trusted (self-signed, or for another name)"
         else:
             why = "the server does not speak TLS: an https:// URL for a plain http server?"
         return BackendError(f"ai backend: TLS handshake failed: {why}", kind="tls")
-    if "ConnectTimeout" in names:
+    if caused_by(httpx.ConnectTimeout, httpcore.ConnectTimeout):
         # Unreachable, like a refused connection: nothing answered the connection attempt.
         return BackendError(
             "ai backend: connection failed (no answer to the connection attempt: the host "
             "is down or drops packets)",
             kind="connect",
         )
-    if isinstance(exc, openai.APITimeoutError) or any("Timeout" in n for n in names):
+    if caused_by(openai.APITimeoutError, httpx.TimeoutException, httpcore.TimeoutException):
         return BackendError("ai backend: request timed out waiting for data", kind="timeout")
-    if "ConnectError" in names:
+    if caused_by(httpx.ConnectError, httpcore.ConnectError):
         text = " ".join(str(e) for e in chain).lower()
         if "name or service" in text or "nodename" in text or "resolution" in text:
             why = "the host name does not resolve"
@@ -112,12 +134,18 @@ def backend_error(exc: BaseException, redact: Redactor, deadline: float | None) 
         else:
             why = "the address cannot be reached"
         return BackendError(f"ai backend: connection failed ({why})", kind="connect")
-    if "DecodingError" in names:
+    if caused_by(httpx.DecodingError):
         return BackendError(
             "ai backend: the reply's content-encoding cannot be decoded", kind="protocol"
         )
-    if names & {"RemoteProtocolError", "LocalProtocolError", "ReadError", "WriteError"} or (
-        isinstance(exc, openai.APIConnectionError)
+    if caused_by(
+        openai.APIConnectionError,
+        httpx.ProtocolError,
+        httpx.ReadError,
+        httpx.WriteError,
+        httpcore.ProtocolError,
+        httpcore.ReadError,
+        httpcore.WriteError,
     ):
         return BackendError(
             "ai backend: connection broke mid-exchange (the server closed it or did not speak "
@@ -145,13 +173,23 @@ def retry_delay(attempt: int, headers: Mapping[str, str] | None) -> tuple[float,
 
 
 def retryable(exc: BaseException) -> tuple[bool, Mapping[str, str] | None]:
-    if any(type(e).__name__ == "ConnectTimeout" for e in _causes(exc)):
+    chain = list(_causes(exc))
+    if any(isinstance(e, (httpx.ConnectTimeout, httpcore.ConnectTimeout)) for e in chain):
         # Each try waits the whole timeout for a host that does not answer: not retried.
         return False, None
-    if isinstance(exc, openai.APIStatusError):
-        headers = exc.response.headers
+    response = _status_response(exc)
+    if response is not None:
+        headers = response.headers
         hint = headers.get("x-should-retry")
         if hint in ("true", "false"):
             return hint == "true", headers
-        return exc.status_code in _RETRY_STATUS or exc.status_code >= 500, headers
-    return isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)), None
+        status = response.status_code
+        return status in _RETRY_STATUS or status >= 500, headers
+    transient = (
+        openai.APITimeoutError,
+        openai.APIConnectionError,
+        httpx.TimeoutException,
+        httpx.NetworkError,
+        httpx.RemoteProtocolError,
+    )
+    return isinstance(exc, transient), None

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -237,30 +237,36 @@ def _clamped_timeouts(extensions: dict[str, Any]) -> dict[str, Any]:
 
 
 class GuardTransport(httpx.BaseTransport):
-    """Rebuilds request headers from an allowlist plus our own, and caps the response."""
+    """Rebuilds request headers from an allowlist plus the wire's own, and caps the response.
+
+    Nothing the SDK or the caller's environment adds passes; the key goes out only in the
+    header the wire names (`Wire.headers`).
+    """
 
     def __init__(
         self,
         inner: httpx.BaseTransport | httpx.Client,
         *,
-        api_key: str,
+        headers: Mapping[str, str],
         user_agent: str,
         max_response_bytes: int,
+        owns_inner: bool = True,
     ) -> None:
         self._inner: httpx.BaseTransport = (
             _ClientTransport(inner) if isinstance(inner, httpx.Client) else inner
         )
-        self._api_key = api_key
+        # The wire's own headers (its auth header, when a key is given): added to every request.
+        self._headers = dict(headers)
         self._user_agent = user_agent
         self._cap = max_response_bytes
+        self._owns_inner = owns_inner
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         kept = [(k, v) for k, v in request.headers.multi_items() if k.lower() in _ALLOWED_HEADERS]
         headers = httpx.Headers(kept)
         headers["User-Agent"] = self._user_agent
         headers["Accept-Encoding"] = _ACCEPT_ENCODING
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
+        headers.update(self._headers)
         # A new request: the SDK reads its own markers back from the original.
         wire = httpx.Request(
             request.method,
@@ -291,4 +297,5 @@ class GuardTransport(httpx.BaseTransport):
         )
 
     def close(self) -> None:
-        self._inner.close()
+        if self._owns_inner:
+            self._inner.close()

@@ -32,16 +32,15 @@ from .record import finalizing, record_round
 from .tool import Tool, validate_tools
 from .trace import Iteration, ToolCallRecord, Trace
 from .wire import (
-    assistant_message,
+    Call,
+    Request,
+    ToolSpec,
+    Turn,
     call_arguments,
     call_name,
-    chat_body,
     check_extra_body,
     check_response_format,
     clean,
-    system_message,
-    tool_message,
-    user_message,
 )
 from .wire.thinking import (
     check_replay,
@@ -49,9 +48,7 @@ from .wire.thinking import (
     describe_sent,
     inline_reasoning,
     replay_field,
-    replay_reasoning,
     replays,
-    thinking_fields,
     with_thinking,
 )
 
@@ -201,8 +198,8 @@ class _Calls:
         self.records.append(rec)
         return rec
 
-    def echoed(self) -> list[tuple[str, str, str]]:
-        return [(r.id, r.name, r.arguments) for r in self.records]
+    def echoed(self) -> tuple[Call, ...]:
+        return tuple(Call(r.id, r.name, r.arguments) for r in self.records)
 
 
 def _too_many(count: int) -> IterationLimitError:
@@ -277,17 +274,15 @@ def _replayed(client: Backend, request: RunRequest, it: Iteration) -> tuple[str,
     setting = request.reasoning_field
     reply_field = it.reasoning_field if it.reasoning_content else ""
     # The server kind (one GET, cached) only when neither the setting nor the reply names it.
-    kind = (
-        client.server_kind if setting == "auto" and reply_field in ("", "reasoning_details") else ""
-    )
-    return reasoning, replay_field(setting, reply_field, kind)
+    fallback = replay_field(setting, reply_field, "")
+    if not fallback:
+        fallback = client.wire.replay_field(client.server_kind)
+    return reasoning, fallback
 
 
-def _send(
-    client: Backend, body: Mapping[str, Any], it: Iteration, trace: Trace, request: RunRequest
-) -> Any:
+def _send(client: Backend, sent: Request, it: Iteration, trace: Trace, request: RunRequest) -> Any:
     try:
-        return record_round(client, body, it, trace, stream=request.stream)
+        return record_round(client, sent, it, trace)
     except BackendError as exc:
         if exc.status_code != 400 or not it.thinking_sent:
             raise
@@ -305,7 +300,7 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
     """Run the loop; every RigError raised carries `.trace`, filled up to the failure."""
     tools, max_iter, extra = check_request(request)
     mapped = (
-        thinking_fields(request.thinking, client.server_kind)
+        client.wire.thinking_fields(request.thinking, client.server_kind)
         if request.thinking is not None
         else {}
     )
@@ -329,31 +324,32 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
     if request.response_format is not None:
         trace.settings["response_format"] = check_response_format(request.response_format)
     trace.iterations.clear()
-    messages: list[dict[str, Any]] = []
+    turns: list[Turn] = []
     if request.system:
-        messages.append(system_message(request.system))
-    messages.append(user_message(request.prompt))
-    wire_tools = [t.to_openai() for t in tools]
+        turns.append(Turn("system", clean(request.system)))
+    turns.append(Turn("user", clean(request.prompt)))
+    shown = [t.as_message() for t in turns]  # the turns as the trace shows them
+    specs = tuple(ToolSpec(t.name, t.description, t.input_schema) for t in tools)
     used_ids: set[str] = set()
     executed = 0
     with finalizing(trace):
         for index in range(max_iter):
             sent = copy.deepcopy(thinking_sent) if thinking_sent else {}
-            it = Iteration(index=index, messages=list(messages), thinking_sent=sent)
-            trace.iterations.append(it)
-            trace.notify()
-            body = chat_body(
+            asked = Request(
                 request.model,
-                messages,
+                tuple(turns),
                 request.max_tokens,
-                tools=wire_tools,
+                tools=specs,
                 tool_choice=request.tool_choice,
                 temperature=request.temperature,
                 stream=request.stream,
-                extra_body=sent_extra,
+                extra=sent_extra,
                 response_format=request.response_format,
             )
-            reply = _send(client, body, it, trace, request)
+            it = Iteration(index=index, messages=list(shown), thinking_sent=sent)
+            trace.iterations.append(it)
+            trace.notify()
+            reply = _send(client, asked, it, trace, request)
             if reply.finish_reason == "length":
                 raise OutputLimitError("reply hit the output token limit (finish_reason length)")
             content = it.text
@@ -367,13 +363,21 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
                 content = _text_calls(it, by_name, calls)
             if not calls.records:
                 return RunResult(it.text, index + 1, executed, trace)
-            echoed = assistant_message(content, calls.echoed())
+            echoed = Turn("assistant", content, calls=calls.echoed())
             if replays(request.reasoning_replay, True):
                 reasoning, where = _replayed(client, request, it)
                 if where:
-                    echoed = replay_reasoning(echoed, reasoning, where)
+                    echoed = Turn(
+                        "assistant",
+                        content,
+                        reasoning=reasoning,
+                        reasoning_field=where,
+                        signature=it.reasoning_signature,
+                        calls=echoed.calls,
+                    )
                     it.replayed = where
-            messages.append(echoed)
+            turns.append(echoed)
+            shown.append(echoed.as_message())
             for rec in calls.records:
                 it.tool_calls.append(rec)
                 if not rec.is_error:
@@ -383,7 +387,11 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
                     finally:
                         rec.duration_s = time.perf_counter() - t0
                 executed += 1
-                messages.append(tool_message(rec.id, rec.result))
+                result = Turn(
+                    "tool", rec.result, call_id=rec.id, name=rec.name, is_error=rec.is_error
+                )
+                turns.append(result)
+                shown.append(result.as_message())
                 trace.notify()
         raise IterationLimitError(
             f"tool loop hit the iteration limit of {max_iter} rounds, the model still calling tools"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import NoToolCallingError, OutputLimitError, RigError
 from .record import finalizing, record_round
 from .trace import Iteration, ToolCallRecord, Trace
-from .wire import call_arguments, call_name, chat_body, clean, tool_spec, user_message
+from .wire import Request, ToolSpec, Turn, call_arguments, call_name, clean
 
 if TYPE_CHECKING:
     from .backend import Backend
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["PROBE_MAX_TOKENS", "PROBE_PROMPT", "PROBE_TOOL", "probe", "probe_trace"]
 
 PROBE_MAX_TOKENS = 256
-PROBE_TOOL: dict[str, Any] = tool_spec(
+PROBE_TOOL = ToolSpec(
     "ping",
     "Reply to a ping. Call this tool when asked to ping.",
     {
@@ -43,12 +43,11 @@ def probe(
     trace: Trace | None = None,
 ) -> None:
     """None only if the reply holds a usable tool call; a RigError (with .trace) otherwise."""
-    messages = [user_message(PROBE_PROMPT)]
-    body = chat_body(
+    request = Request(
         model,
-        messages,
+        (Turn("user", PROBE_PROMPT),),
         PROBE_MAX_TOKENS,
-        tools=[PROBE_TOOL],
+        tools=(PROBE_TOOL,),
         tool_choice=tool_choice,
         stream=stream,
     )
@@ -62,10 +61,10 @@ def probe(
         "api": client.api,
     }
     trace.iterations.clear()
-    it = Iteration(index=0, messages=list(messages))
+    it = Iteration(index=0, messages=request.messages())
     trace.iterations.append(it)
     with finalizing(trace, goal="tool_calls"):
-        reply = record_round(client, body, it, trace, stream=stream, retries=False)
+        reply = record_round(client, request, it, trace, retries=False)
         if reply.finish_reason == "length":
             raise OutputLimitError("probe reply hit the output token limit before a tool call")
         names = [call_name(c) for c in reply.tool_calls]

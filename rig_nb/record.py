@@ -17,7 +17,7 @@ from .content import decode_json_object, split_reasoning, strip_with_shape, text
 from .dialects import DIALECTS, has_text_tool_calls, leak_dialects
 from .errors import RigError
 from .trace import Iteration, Trace
-from .wire import Reply, StreamAssembler
+from .wire import Reply, Request
 
 if TYPE_CHECKING:
     from .backend import Backend
@@ -98,21 +98,21 @@ def _fill(it: Iteration, reply: Reply) -> None:
     it.finish_reason = reply.finish_reason
     it.usage = dict(reply.usage)
     it.stream_faults = list(reply.stream_faults)
+    it.reasoning_signature = reply.reasoning_signature
 
 
 def record_round(
     client: Backend,
-    body: Mapping[str, Any],
+    request: Request,
     it: Iteration,
     trace: Trace,
     *,
-    stream: bool,
     retries: bool = True,
 ) -> Reply:
-    """Send `body`, record the reply (or what arrived of it) into `it`; raise on failure."""
-    it.streamed = stream
+    """Send `request`, record the reply (or what arrived of it) into `it`; raise on failure."""
+    it.streamed = request.stream
     start = time.perf_counter()
-    assembler = StreamAssembler() if stream else None
+    assembler = client.reader() if request.stream else None
     last_notice = start
 
     def on_event(grew: bool) -> None:
@@ -130,9 +130,9 @@ def record_round(
 
     try:
         if assembler is None:
-            reply = client.chat(body, retries=retries)
+            reply = client.chat(request, retries=retries)
         else:
-            reply = client.stream(body, assembler, on_event=on_event, retries=retries)
+            reply = client.stream(request, assembler, on_event=on_event, retries=retries)
     except BaseException:
         if assembler is not None:
             _fill(it, assembler.reply())  # what arrived before the failure
@@ -147,22 +147,21 @@ def record_round(
 
 def record_one(
     client: Backend,
-    body: Mapping[str, Any],
+    request: Request,
     settings: dict[str, Any],
     thinking_sent: Mapping[str, Any] | None = None,
 ) -> tuple[Trace, Reply | None]:
-    """`body` sent once (no retries) and recorded as a trace of one iteration with
+    """`request` sent once (no retries) and recorded as a trace of one iteration with
     `settings`, never raising a RigError: the finished trace, and the reply (None when
     the request failed). The doctor's checks are made of such rounds."""
     trace = Trace(settings=settings)
-    trace.model, trace.endpoint = body["model"], client.endpoint
-    it = Iteration(index=0, messages=body["messages"], thinking_sent=dict(thinking_sent or {}))
+    trace.model, trace.endpoint = request.model, client.endpoint
+    it = Iteration(index=0, messages=request.messages(), thinking_sent=dict(thinking_sent or {}))
     trace.iterations.append(it)
     reply: Reply | None = None
     try:
         with finalizing(trace):
-            stream = bool(body.get("stream"))
-            reply = record_round(client, body, it, trace, stream=stream, retries=False)
+            reply = record_round(client, request, it, trace, retries=False)
     except RigError:
         pass
     return trace, reply

@@ -28,11 +28,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from . import wire
 from .backend import Models
 from .errors import BackendError
 from .redact import Redactor
-from .wire import StreamAssembler, parse_reply, stream_chunks
+from .wire import WIRES, Reader, Reply, Request, StreamAssembler, Wire, parse_reply, stream_chunks
 from .wire.responses_serve import response_events, response_object
 
 __all__ = [
@@ -381,7 +380,7 @@ class ScriptedBackend:
     """
 
     endpoint = "in-process"
-    api = "chat"
+    wire: Wire = WIRES["chat"]
 
     def __init__(
         self, replies: Iterable[Mapping[str, Any]] = (), *, server: str = "unknown"
@@ -391,29 +390,47 @@ class ScriptedBackend:
         self.bodies: list[dict[str, Any]] = []
         self.redact = Redactor("", [])
 
-    def _next(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
-        self.bodies.append(dict(body))
+    @property
+    def api(self) -> str:
+        return self.wire.name
+
+    def _next(self, request: Request) -> Mapping[str, Any]:
+        # The body as the chat wire renders it: what a test reads back.
+        self.bodies.append(WIRES["chat"].body(request))
         if not self._script:
             raise BackendError("ai backend: script exhausted", kind="reply")
         return self._script.pop(0)
 
-    def chat(self, body: Mapping[str, Any], *, retries: bool = True) -> wire.Reply:
-        return parse_reply(self._next(body))
+    def chat(self, request: Request, *, retries: bool = True) -> Reply:
+        return parse_reply(self._next(request))
+
+    def reader(self) -> Reader:
+        return StreamAssembler()
 
     def stream(
         self,
-        body: Mapping[str, Any],
-        assembler: StreamAssembler,
+        request: Request,
+        reader: Reader,
         *,
         on_event: Callable[[bool], None] | None = None,
         retries: bool = True,
-    ) -> wire.Reply:
-        for event in stream_chunks(self._next(body)):
-            grew = assembler.feed(event)
+    ) -> Reply:
+        assert isinstance(reader, StreamAssembler)
+        for event in stream_chunks(self._next(request)):
+            grew = reader.feed(event)
             if on_event is not None:
                 on_event(grew)
-        assembler.done = True
-        return assembler.finish()
+        reader.done = True
+        return reader.finish()
+
+    def over(self, api: str) -> ScriptedBackend:
+        """The same script: an in-process backend speaks every wire alike."""
+        if api not in WIRES:
+            raise ValueError(f"unknown api {api!r}")
+        return self
+
+    def server_route(self, path: str, body: Mapping[str, Any] | None = None) -> bytes:
+        raise BackendError(f"ai backend: HTTP 404 from {path}", status_code=404)
 
     def list_models(self) -> Models:
         return Models([{"id": "scripted", "object": "model"}])

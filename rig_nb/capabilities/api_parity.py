@@ -12,9 +12,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..errors import BackendError
+from ..probe import probe_trace
 
 if TYPE_CHECKING:
-    from ..client import Client
+    from ..backend import Backend
     from ..trace import Iteration, Trace
 
 __all__ = ["api_parity"]
@@ -79,10 +80,10 @@ def _compare(label: str, chat: Trace, responses: Trace) -> list[str]:
 
 
 def api_parity(
-    client: Client,
+    client: Backend,
     model: str,
     server: str,
-    ask: Callable[[Client], Trace],
+    ask: Callable[[Backend], Trace],
     question_here: Trace,
     probe_here: Trace,
 ) -> tuple[str, str, str, Trace]:
@@ -97,7 +98,7 @@ def api_parity(
         verdict = f"error {status}" if status is not None else "error"
         return (verdict, f"every {client.api} request failed", "", probe_here)
     other = client.over("responses" if client.api == "chat" else "chat")
-    probe_there = other.probe_trace(model)
+    probe_there = probe_trace(other, model)
     missing = probe_there.exception
     if (
         other.api == "responses"

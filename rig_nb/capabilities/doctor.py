@@ -22,7 +22,6 @@ cut short, and escaped wherever it is shown.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -31,10 +30,12 @@ from .._boundary import CancelFlag, Progress, request_scope
 from ..dialects import TOOL_CALL_DIALECTS
 from ..errors import BackendError, Cancelled, RigError
 from ..loop import markup_in_call
+from ..probe import probe_trace
 from ..record import record_one
+from ..servers import guess_server, server_of_models
 from ..trace import Iteration, Trace
 from ..wire import TOOL_CHOICES as ALL_TOOL_CHOICES
-from ..wire import Reply, chat_body
+from ..wire import Reply, Request, Turn
 from .advice import advice
 from .api_parity import api_parity
 from .structured import STRUCTURED_CHECKS, structured_output_check
@@ -43,8 +44,7 @@ from .thinking import THINKING_CHECKS, reasoning_checks
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..backend import Models
-    from ..client import Client
+    from ..backend import Backend
 
 __all__ = [
     "CHECKS",
@@ -90,24 +90,6 @@ _FOREIGN_ADVICE = (
 QUESTION = "What is 17 * 23? Think it through briefly, then give the result in one sentence."
 QUESTION_MAX_TOKENS = 512
 _EVIDENCE_CHARS = 160
-_LLAMA_FINGERPRINT = re.compile(r"^b\d+-[0-9a-f]+")
-# LiteLLM's proxy lists every model with this `created` (its DEFAULT_MODEL_CREATED_AT_TIME)
-# and owned_by the provider ("openai" for its openai/ provider), and sends no x-litellm
-# header with the list. OpenAI gives that time to gpt-3.5-turbo alone.
-_LITELLM_CREATED = 1677610602
-_OWNERS = {
-    "llamacpp": "llama.cpp",
-    "me": "llama.cpp",  # llama-cpp-python's server
-    "vllm": "vllm",
-    "library": "ollama",
-    "ollama": "ollama",
-    "organization_owner": "lm-studio",
-    "sglang": "sglang",
-    "litellm": "litellm",
-    "system": "openai",
-    "openai": "openai",
-    "openai-internal": "openai",
-}
 
 
 @dataclass
@@ -156,50 +138,12 @@ class EndpointReport:
         return df
 
 
-def guess_server(owned_by: str, reply: Reply | None) -> str:
-    """The server kind from the model list's owned_by and what a reply carried."""
-    headers = reply.headers if reply is not None else {}
-    if any(k.startswith("x-litellm") for k in headers):
-        return "litellm"
-    if reply is not None and (
-        "timings" in reply.top_level or _LLAMA_FINGERPRINT.match(reply.system_fingerprint)
-    ):
-        return "llama.cpp"
-    if "llama.cpp" in headers.get("server", "").lower():
-        return "llama.cpp"
-    kind = _OWNERS.get(owned_by.strip().lower(), "")
-    if kind:
-        return kind
-    if reply is not None and reply.system_fingerprint.startswith("fp_"):
-        return "openai"
-    return "unknown"
-
-
-def server_of_models(models: Models) -> str:
-    """The server kind from a model list alone (`Client.server_kind`): its owners, headers and
-    LiteLLM's creation time."""
-    seen = Reply(headers=dict(models.headers))
-    items = models.items
-    if (
-        items
-        and all(m.get("created") == _LITELLM_CREATED for m in items)
-        and any(m.get("id") != "gpt-3.5-turbo" for m in items)
-    ):
-        return "litellm"
-    for m in items:
-        owner = m.get("owned_by")
-        kind = guess_server(owner if isinstance(owner, str) else "", seen)
-        if kind != "unknown":
-            return kind
-    return guess_server("", seen)
-
-
-def tool_choice_verdict(client: Client, model: str, tool_choice: str | None) -> str:
+def tool_choice_verdict(client: Backend, model: str, tool_choice: str | None) -> str:
     """One probe: "tool call", "text", "length", "error <status>", or "error"."""
-    return _verdict(client.probe_trace(model, tool_choice=tool_choice))
+    return _verdict(probe_trace(client, model, tool_choice=tool_choice))
 
 
-def tool_choice_matrix(client: Client, model: str) -> dict[str, str]:
+def tool_choice_matrix(client: Backend, model: str) -> dict[str, str]:
     """Probe `model` once per tool_choice setting (unset, "auto", "required"), in that order."""
     return {key: tool_choice_verdict(client, model, choice) for key, choice in TOOL_CHOICES.items()}
 
@@ -282,11 +226,10 @@ def _not_here(error: BaseException | None) -> bool:
     )
 
 
-def _ask(client: Client, model: str, stream: bool) -> tuple[Trace, Reply | None]:
+def _ask(client: Backend, model: str, stream: bool) -> tuple[Trace, Reply | None]:
     """The reasoning question as one recorded round; the trace and the reply (None on failure)."""
-    messages = [{"role": "user", "content": QUESTION}]
-    body = chat_body(model, messages, QUESTION_MAX_TOKENS, stream=stream)
-    return record_one(client, body, {"kind": "question", "max_tokens": QUESTION_MAX_TOKENS})
+    request = Request(model, (Turn("user", QUESTION),), QUESTION_MAX_TOKENS, stream=stream)
+    return record_one(client, request, {"kind": "question", "max_tokens": QUESTION_MAX_TOKENS})
 
 
 def _replies(traces: list[Trace]) -> list[Iteration]:
@@ -350,7 +293,7 @@ def _answered(error: BaseException | None, redact: Redact) -> str:
 
 
 def _foreign(
-    client: Client, model: str, probe: Trace, models_error: RigError | None
+    client: Backend, model: str, probe: Trace, models_error: RigError | None
 ) -> EndpointReport:
     """The report of an address that does not serve the API: one check, no more requests."""
     listed = _answered(models_error, client.redact)
@@ -361,7 +304,7 @@ def _foreign(
 
 
 def endpoint_report(
-    client: Client,
+    client: Backend,
     model: str,
     *,
     stream: bool = True,
@@ -416,7 +359,7 @@ def _mark_cancelled(report: EndpointReport) -> None:
             c.evidence = "cancelled before this check's reply came"
 
 
-def _report(client: Client, model: str, *, stream: bool) -> EndpointReport:
+def _report(client: Backend, model: str, *, stream: bool) -> EndpointReport:
     """`endpoint_report` without its progress and cancel.
 
     An address with no model list whose first probe is answered "not here" gets one
@@ -433,13 +376,13 @@ def _report(client: Client, model: str, *, stream: bool) -> EndpointReport:
         models_error = exc
     probes: dict[str, Trace] = {}
     for key, choice in TOOL_CHOICES.items():
-        probes[key] = client.probe_trace(model, tool_choice=choice)
+        probes[key] = probe_trace(client, model, tool_choice=choice)
         if len(probes) == 1 and _not_here(models_error) and _not_here(probes[key].exception):
             return _foreign(client, model, probes[key], models_error)
     plain, reply = _ask(client, model, stream=False)
     streamed: tuple[Trace, Trace] | None = None
     if stream:
-        streamed = (_ask(client, model, stream=True)[0], client.probe_trace(model, stream=True))
+        streamed = (_ask(client, model, stream=True)[0], probe_trace(client, model, stream=True))
     server = guess_server(owned_by, reply)
     checks = [
         Check(f"tool_choice_{key}", _verdict(t), _evidence(t, redact), trace=t)

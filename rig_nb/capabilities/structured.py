@@ -24,10 +24,10 @@ from ..content import decode_json_object
 from ..errors import BackendError, Cancelled, RigError
 from ..record import record_one
 from ..trace import Trace
-from ..wire import chat_body
+from ..wire import Request, Turn
 
 if TYPE_CHECKING:
-    from ..client import Client
+    from ..backend import Backend
 
 __all__ = [
     "STRUCTURED_CHECKS",
@@ -103,15 +103,19 @@ def structured_output_verdict(trace: Trace) -> str:
     return "ignored"
 
 
-def _ask(client: Client, model: str, max_tokens: int) -> Trace:
-    messages = [{"role": "user", "content": STRUCTURED_QUESTION}]
-    body = chat_body(model, messages, max_tokens, response_format=STRUCTURED_SCHEMA)
+def _ask(client: Backend, model: str, max_tokens: int) -> Trace:
+    request = Request(
+        model,
+        (Turn("user", STRUCTURED_QUESTION),),
+        max_tokens,
+        response_format=STRUCTURED_SCHEMA,
+    )
     settings = {
         "kind": "structured_output",
         "max_tokens": max_tokens,
         "response_format": STRUCTURED_SCHEMA,
     }
-    return record_one(client, body, settings)[0]
+    return record_one(client, request, settings)[0]
 
 
 def _evidence(trace: Trace, verdict: str, redact: Any) -> str:
@@ -143,7 +147,7 @@ class StructuredOutput(NamedTuple):
 
 
 def structured_output_check(
-    client: Client, model: str, server: str, *, max_tokens: int = _MAX_TOKENS
+    client: Backend, model: str, server: str, *, max_tokens: int = _MAX_TOKENS
 ) -> StructuredOutput:
     """The `structured_output` check for `endpoint_report` (one request), advice included."""
     trace = _ask(client, model, max_tokens)

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 from ..errors import BackendError, RigError
 from ..record import record_one
 from ..trace import Iteration, Trace
-from ..wire import assistant_message, chat_body, tool_message, tool_spec, user_message
-from ..wire.thinking import describe_sent, input_field, replay_reasoning, thinking_fields
+from ..wire import WIRES, Call, Request, ToolSpec, Turn
+from ..wire.thinking import applied_template, describe_sent
 
 if TYPE_CHECKING:
-    from ..client import Client
+    from ..backend import Backend
 
 # One check as `endpoint_report` makes it: name, verdict, evidence, advice, trace.
 Found = tuple[str, str, str, str, Trace | None]
@@ -104,21 +104,20 @@ def _marker(field: str) -> str:
     )
 
 
-def replay_conversation(field: str | None) -> list[dict[str, Any]]:
+def replay_conversation(field: str | None) -> tuple[Turn, ...]:
     """A question, a tool-call turn (its reasoning in `field`, none for None), its result."""
-    turn = assistant_message("", [(_CALL_ID, "get_weather", '{"city": "Lisbon"}')])
-    if field is not None:
-        turn = replay_reasoning(turn, _marker(field), field)
-    return [
-        user_message("What is the weather in Lisbon right now?"),
-        turn,
-        tool_message(_CALL_ID, _WEATHER),
-    ]
+    call = Call(_CALL_ID, "get_weather", '{"city": "Lisbon"}')
+    reasoning = _marker(field) if field is not None else ""
+    return (
+        Turn("user", "What is the weather in Lisbon right now?"),
+        Turn("assistant", "", reasoning=reasoning, reasoning_field=field or "", calls=(call,)),
+        Turn("tool", _WEATHER, call_id=_CALL_ID, name="get_weather"),
+    )
 
 
-def _tools() -> list[dict[str, Any]]:
-    return [
-        tool_spec(
+def _tools() -> tuple[ToolSpec, ...]:
+    return (
+        ToolSpec(
             "get_weather",
             "Current weather for a city.",
             {
@@ -126,24 +125,24 @@ def _tools() -> list[dict[str, Any]]:
                 "properties": {"city": {"type": "string"}},
                 "required": ["city"],
             },
-        )
-    ]
+        ),
+    )
 
 
 def _round(
-    client: Client,
+    client: Backend,
     model: str,
-    messages: list[dict[str, Any]],
+    turns: tuple[Turn, ...],
     max_tokens: int,
     *,
-    tools: list[dict[str, Any]] | None = None,
+    tools: tuple[ToolSpec, ...] = (),
     extra: dict[str, Any] | None = None,
     kind: str,
 ) -> Trace:
     """One recorded request, never raising a RigError: its trace."""
-    body = chat_body(model, messages, max_tokens, tools=tools or (), extra_body=extra)
+    request = Request(model, turns, max_tokens, tools=tools, extra=extra or {})
     settings = {"kind": kind, "max_tokens": max_tokens, "extra_body": extra or {}}
-    return record_one(client, body, settings, extra)[0]
+    return record_one(client, request, settings, extra)[0]
 
 
 def _status(trace: Trace) -> str:
@@ -159,14 +158,16 @@ def _prompt_tokens(trace: Trace) -> int | None:
     return trace.iterations[-1].usage.get("prompt_tokens")
 
 
-def _by_template(client: Client, model: str) -> tuple[str, str] | None:
+def _by_template(client: Backend, model: str) -> tuple[str, str] | None:
     """(verdict, evidence) from llama-server's /apply-template, None when it cannot say."""
     found: list[str] = []
     for field in TEMPLATE_CANDIDATES:
-        body = chat_body(model, replay_conversation(field), 1, tools=_tools())
+        request = Request(model, replay_conversation(field), 1, tools=_tools())
         try:
-            prompt = client.apply_template(body)
+            prompt = applied_template(client.server_route("/apply-template", _chat(request)))
         except RigError:
+            return None
+        if prompt is None:
             return None
         if _marker(field) in prompt:
             found.append(field)
@@ -176,7 +177,7 @@ def _by_template(client: Client, model: str) -> tuple[str, str] | None:
 
 
 def reasoning_replay_check(
-    client: Client, model: str, server: str, writes: str = ""
+    client: Backend, model: str, server: str, writes: str = ""
 ) -> tuple[str, str, Trace | None]:
     """(verdict, evidence, trace) of `reasoning_replay`; `writes` is the field replies use."""
     if server == "llama.cpp":
@@ -219,12 +220,12 @@ def _reasons(it: Iteration) -> bool:
 
 
 def thinking_switch_check(
-    client: Client, model: str, server: str
+    client: Backend, model: str, server: str
 ) -> tuple[str, str, Trace | None, dict[str, Any]]:
     """(verdict, evidence, trace, fields sent for off) of `thinking_switch`."""
-    off = thinking_fields(False, server)
-    on = thinking_fields(True, server)
-    question = [user_message(SWITCH_QUESTION)]
+    off = client.wire.thinking_fields(False, server)
+    on = client.wire.thinking_fields(True, server)
+    question = (Turn("user", SWITCH_QUESTION),)
     t_off = _round(client, model, question, SWITCH_MAX_TOKENS, extra=off, kind="thinking off")
     if t_off.ending == "error":
         return _status(t_off), f"thinking off sent as {describe_sent(off)}", t_off, off
@@ -247,7 +248,12 @@ def thinking_switch_check(
     return "n/a", f"{sent}; no reasoning with thinking on either", t_on, off
 
 
-def replay_advice(server: str, verdict: str, writes: str) -> str:
+def _chat(request: Request) -> dict[str, Any]:
+    """`request` as llama-server's `/apply-template` takes it: a chat completions body."""
+    return WIRES["chat"].body(request)
+
+
+def replay_advice(server: str, verdict: str, writes: str, input_field: str = "") -> str:
     """The fix for a `reasoning_replay` verdict; `writes` is the field the replies used."""
     if verdict == "ignored":
         return _REPLAY_IGNORED.get(server, _REPLAY_IGNORED[""])
@@ -257,7 +263,7 @@ def replay_advice(server: str, verdict: str, writes: str) -> str:
     # What RunRequest(reasoning_field="auto") sends back: the field replies use, else the
     # server kind's input field.
     auto = writes if writes in ("reasoning_content", "reasoning", "thinking") else ""
-    sent = auto or input_field(server)
+    sent = auto or input_field
     if sent == field:
         return ""
     return (
@@ -279,13 +285,14 @@ def thinking_switch_advice(server: str, verdict: str, off: dict[str, Any]) -> st
     return ""
 
 
-def reasoning_checks(client: Client, model: str, server: str, location: str) -> list[Found]:
+def reasoning_checks(client: Backend, model: str, server: str, location: str) -> list[Found]:
     """Both checks for `endpoint_report`, advice included; `location` is reasoning_location's
     verdict (`field:NAME` names the field the replies used)."""
     writes = location.removeprefix("field:") if location.startswith("field:") else ""
     verdict, evidence, trace = reasoning_replay_check(client, model, server, writes)
     # A model that showed no reasoning at all has none to lose: no advice.
-    fix = replay_advice(server, verdict, writes) if location != "none" else ""
+    reads = client.wire.replay_field(server)
+    fix = replay_advice(server, verdict, writes, reads) if location != "none" else ""
     replay: Found = ("reasoning_replay", verdict, evidence, fix, trace)
     switch, why, switch_trace, off = thinking_switch_check(client, model, server)
     thinking: Found = (

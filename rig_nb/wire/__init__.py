@@ -1,4 +1,8 @@
-"""The wire: every field name rig_nb sends or reads lives in this package.
+"""The wires: every field name rig_nb sends or reads lives in this package.
+
+`WIRES` maps each wire's name to its `Wire` (`base.py`): route, headers, framing, how a
+wire-neutral `Request` (`turns.py`) becomes a body, how a reply or a stream becomes a
+`Reply`, the thinking switch and the replay field, the model list.
 
 `chat` builds chat-completion messages, tools and request bodies and parses replies;
 `stream` assembles a reply from stream deltas (and makes deltas from a reply, for the
@@ -7,12 +11,13 @@ replies over the Responses API (`/responses`), and `responses_serve` is its serv
 Everything else works on `Reply` and on the messages these functions build.
 """
 
+from .base import HTTPStatusFailure, Reader, Reply, Sender, Wire
 from .chat import (
+    CHAT,
     NO_CHOICES,
     REASONING_FIELDS,
     RESERVED_FIELDS,
     TOOL_CHOICES,
-    Reply,
     assistant_message,
     call_arguments,
     call_name,
@@ -35,10 +40,24 @@ from .chat import (
     user_message,
     uses_max_completion_tokens,
 )
+from .responses import RESPONSES
 from .sse import iter_events
 from .stream import StreamAssembler, read_stream, stream_chunks
+from .turns import Call, Request, ToolSpec, Turn
+
+# Every wire by name, in the order people meet them.
+WIRES: dict[str, Wire] = {wire.name: wire for wire in (CHAT, RESPONSES)}
 
 __all__ = [
+    "WIRES",
+    "Call",
+    "HTTPStatusFailure",
+    "Reader",
+    "Request",
+    "Sender",
+    "ToolSpec",
+    "Turn",
+    "Wire",
     "NO_CHOICES",
     "REASONING_FIELDS",
     "RESERVED_FIELDS",

@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError
+from .base import Reply, Wire
+from .turns import Request, Turn
+
+if TYPE_CHECKING:
+    from .base import Reader, Sender
 
 __all__ = [
     "RESERVED_FIELDS",
@@ -38,11 +43,13 @@ __all__ = [
     "parse_reply",
     "parse_reply_body",
     "parse_usage",
+    "request_body",
     "sdk_arguments",
     "system_message",
     "text_of",
     "tool_message",
     "tool_spec",
+    "turn_message",
     "user_message",
     "uses_max_completion_tokens",
 ]
@@ -220,23 +227,6 @@ def chat_body(
     return body
 
 
-@dataclass
-class Reply:
-    """The parts of a chat completion the loop acts on, and what identifies the server."""
-
-    content: str = ""
-    reasoning: str = ""
-    reasoning_field: str = ""
-    finish_reason: str = ""
-    tool_calls: list[Any] = field(default_factory=list)
-    usage: dict[str, int] = field(default_factory=dict)
-    headers: dict[str, str] = field(default_factory=dict)
-    top_level: frozenset[str] = frozenset()
-    system_fingerprint: str = ""
-    # What a stream did that its grammar does not allow (Iteration.stream_faults).
-    stream_faults: list[str] = field(default_factory=list)
-
-
 _SURROGATE = re.compile("[\ud800-\udfff]")
 NO_CHOICES = "ai backend: reply has no choices"
 
@@ -396,3 +386,83 @@ def call_name(call: Any) -> str:
     fn = call.get("function")
     name = fn.get("name") if isinstance(fn, dict) else None
     return clean(name) if isinstance(name, str) else ""
+
+
+def turn_message(turn: Turn) -> dict[str, Any]:
+    """A turn as a chat message (reasoning in the field the turn names)."""
+    message = turn.as_message()
+    message.pop("reasoning_signature", None)
+    return message
+
+
+def request_body(request: Request) -> dict[str, Any]:
+    """A Request as a chat.completions body."""
+    return chat_body(
+        request.model,
+        [turn_message(t) for t in request.turns],
+        request.max_tokens,
+        tools=[tool_spec(t.name, t.description, t.parameters) for t in request.tools],
+        tool_choice=request.tool_choice,
+        temperature=request.temperature,
+        stream=request.stream,
+        extra_body=request.extra,
+        response_format=request.response_format,
+    )
+
+
+class ChatWire(Wire):
+    """Chat completions (`/chat/completions`), sent by the openai SDK; server-sent events."""
+
+    name = "chat"
+    route = "/chat/completions"
+    framing = "sse"
+
+    def body(self, request: Request) -> dict[str, Any]:
+        return request_body(request)
+
+    def parse(self, content: bytes) -> Reply:
+        return parse_reply_body(content)
+
+    def reader(self) -> Reader:
+        from .stream import StreamAssembler
+
+        return StreamAssembler()
+
+    def read_stream(
+        self,
+        chunks: Iterable[bytes],
+        reader: Reader,
+        on_event: Callable[[bool], None] | None = None,
+    ) -> Reply:
+        from .stream import StreamAssembler, read_stream
+
+        assert isinstance(reader, StreamAssembler)
+        return read_stream(chunks, reader, on_event)
+
+    def thinking_fields(self, thinking: bool | str | int | None, kind: str) -> dict[str, Any]:
+        from .thinking import thinking_fields
+
+        return thinking_fields(thinking, kind)
+
+    def replay_field(self, kind: str) -> str:
+        from .thinking import input_field
+
+        return input_field(kind)
+
+    @contextmanager
+    def send(self, sender: Sender, body: Mapping[str, Any], stream: bool) -> Iterator[Any]:
+        params, extra = sdk_arguments(body)
+        completions = sender.sdk.chat.completions
+        if not stream:
+            yield completions.with_raw_response.create(**params, extra_body=extra).http_response
+            return
+        with completions.with_streaming_response.create(
+            **params, stream=True, extra_body=extra
+        ) as raw:
+            yield raw.http_response
+
+    def models(self, sender: Sender) -> Any:
+        return sender.sdk.models.with_raw_response.list().http_response
+
+
+CHAT = ChatWire()

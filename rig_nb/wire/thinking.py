@@ -15,6 +15,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..servers import SERVER_KINDS
+
 __all__ = [
     "REPLAY_FIELDS",
     "applied_template",
@@ -36,17 +38,6 @@ __all__ = [
 THINKING_EFFORTS = ("low", "medium", "high")
 REPLAY_MODES = ("none", "tool_turns", "all")
 REPLAY_FIELDS = ("auto", "reasoning_content", "reasoning", "thinking", "content")
-# Every server kind the doctor names; "unknown" gets the generic mapping.
-SERVER_KINDS = (
-    "llama.cpp",
-    "vllm",
-    "ollama",
-    "lm-studio",
-    "sglang",
-    "litellm",
-    "openai",
-    "unknown",
-)
 _TEMPLATE_KINDS = frozenset({"vllm", "sglang"})
 _EFFORT_KINDS = frozenset({"ollama", "lm-studio", "litellm", "openai"})
 # Kinds that read a replayed reasoning as `reasoning`; every other reads `reasoning_content`.
@@ -158,14 +149,15 @@ def replays(mode: str, has_calls: bool) -> bool:
     return mode == "all" or (mode == "tool_turns" and has_calls)
 
 
-def replay_field(setting: str, reply_field: str, kind: str) -> str:
+def replay_field(setting: str, reply_field: str, default: str) -> str:
     """The field to send reasoning back in: the setting, else the field the reply used
-    (a `reasoning_details` list or inline reasoning goes back in `kind`'s input field)."""
+    (a `reasoning_details` list or inline reasoning goes back in `default`, the server
+    kind's input field on the wire; "" when that is still to be found)."""
     if setting != "auto":
         return setting
     if reply_field in ("reasoning_content", "reasoning", "thinking"):
         return reply_field
-    return input_field(kind)
+    return default
 
 
 def inline_reasoning(raw_content: str, text: str) -> str:

@@ -1,0 +1,183 @@
+"""The protocol every wire follows, and what a wire is handed to send a request.
+
+A `Wire` is the one place that knows its route, its headers, its framing (`sse` or
+`ndjson`), how a `Request` becomes its body, how a reply or a stream becomes a `Reply`,
+how thinking is switched and reasoning sent back, and where the model list is. The HTTP
+backend sends what a wire builds over one guarded transport; the loop, the probe and
+the doctor never look inside.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from .turns import Request
+
+if TYPE_CHECKING:
+    import httpx
+    import openai
+
+__all__ = ["HTTPStatusFailure", "Reader", "Reply", "Sender", "Wire", "json_or_none"]
+
+
+@dataclass
+class Reply:
+    """A reply as the loop acts on it, whatever the wire, and what identifies the server.
+
+    `tool_calls` are chat-shaped (`{"id", "type", "function": {"name", "arguments"}}`),
+    whatever the wire sent."""
+
+    content: str = ""
+    reasoning: str = ""
+    reasoning_field: str = ""
+    finish_reason: str = ""
+    tool_calls: list[Any] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    top_level: frozenset[str] = frozenset()
+    system_fingerprint: str = ""
+    # The opaque signature of the last thinking block (sent back unchanged on replay).
+    reasoning_signature: str = ""
+    # What a stream did that its grammar does not allow (Iteration.stream_faults).
+    stream_faults: list[str] = field(default_factory=list)
+
+
+class Reader(Protocol):
+    """Builds a Reply from a stream's events, event by event; keeps what arrived on failure."""
+
+    done: bool
+
+    @property
+    def content(self) -> str: ...
+
+    @property
+    def reasoning(self) -> str: ...
+
+    def feed(self, event: Any) -> bool:
+        """Take one decoded event; True when it carried text (content or reasoning)."""
+        ...
+
+    def reply(self) -> Reply:
+        """The reply so far (what arrived, also after a failure)."""
+        ...
+
+    def fault(self, line: str) -> None:
+        """Record what the stream did that its grammar does not allow (forgiven)."""
+        ...
+
+
+class Sender(Protocol):
+    """What a wire sends through: the openai SDK and the guarded httpx client, one transport."""
+
+    @property
+    def sdk(self) -> openai.OpenAI: ...
+
+    @property
+    def http(self) -> httpx.Client: ...
+
+    def url(self, path: str) -> str:
+        """`path` under the wire's root URL."""
+        ...
+
+
+class HTTPStatusFailure(Exception):
+    """A non-2xx answer to a request sent without the SDK (the error maker reads it)."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        super().__init__(f"HTTP {response.status_code}")
+        self.response = response
+        self.status_code = response.status_code
+
+
+def json_or_none(content: bytes) -> Any:
+    """`content` as JSON, or None when it is not JSON."""
+    try:
+        return json.loads(content)
+    except (ValueError, RecursionError):
+        return None
+
+
+class Wire:
+    """One wire. Subclasses set the class attributes and implement `body`, `parse`,
+    `reader` and `read_stream`; the rest has the defaults most wires share."""
+
+    name: ClassVar[str]
+    # The request route under the wire's root, and the model list's.
+    route: ClassVar[str]
+    models_route: ClassVar[str] = "/models"
+    framing: ClassVar[str] = "sse"
+    # The thinking switches this wire sends: a caller's extra_body key among them means the
+    # mapping sends none of them (the caller set that switch).
+    switch_keys: ClassVar[frozenset[str]] = frozenset()
+    # Said after a 404 from the route: what the endpoint may lack ("" for nothing to add).
+    not_found: ClassVar[str] = ""
+
+    def __repr__(self) -> str:
+        return f"<wire {self.name}: {self.route}>"
+
+    def root(self, base_url: str) -> str:
+        """The URL the wire's routes hang off, for a normalized base URL."""
+        return base_url
+
+    def headers(self, api_key: str) -> dict[str, str]:
+        """The auth and protocol headers of every request (the key only when one is given)."""
+        return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+    def body(self, request: Request) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def parse(self, content: bytes) -> Reply:
+        raise NotImplementedError
+
+    def reader(self) -> Reader:
+        raise NotImplementedError
+
+    def read_stream(
+        self,
+        chunks: Iterable[bytes],
+        reader: Reader,
+        on_event: Callable[[bool], None] | None = None,
+    ) -> Reply:
+        raise NotImplementedError
+
+    def thinking_fields(self, thinking: bool | str | int | None, kind: str) -> dict[str, Any]:
+        """The request fields `thinking` maps to on a server of `kind` ({} when none)."""
+        raise NotImplementedError
+
+    def replay_field(self, kind: str) -> str:
+        """The field this wire sends an assistant turn's reasoning back in on `kind`."""
+        return "reasoning_content"
+
+    def parse_models(self, content: bytes) -> list[dict[str, Any]]:
+        """The entries of the model list (`data`), empty when the body is not one."""
+        data = json_or_none(content)
+        items = data.get("data") if isinstance(data, dict) else None
+        return [m for m in items if isinstance(m, dict)] if isinstance(items, list) else []
+
+    @contextmanager
+    def send(self, sender: Sender, body: Mapping[str, Any], stream: bool) -> Iterator[Any]:
+        """POST `body` to the route; the open httpx.Response (body unread when streaming).
+
+        Raises HTTPStatusFailure for a non-2xx answer. Wires the SDK sends override this.
+        """
+        http = sender.http
+        request = http.build_request("POST", sender.url(self.route), json=dict(body))
+        response = http.send(request, stream=stream)
+        try:
+            if response.status_code >= 300:
+                response.read()
+                raise HTTPStatusFailure(response)
+            yield response
+        finally:
+            response.close()
+
+    def models(self, sender: Sender) -> Any:
+        """GET the model list: the httpx.Response, read (HTTPStatusFailure when not 2xx)."""
+        response = sender.http.get(sender.url(self.models_route))
+        if response.status_code >= 300:
+            raise HTTPStatusFailure(response)
+        return response

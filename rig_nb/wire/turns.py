@@ -1,0 +1,105 @@
+"""The conversation as the loop keeps it, whatever the wire: turns, calls, tools, a request.
+
+A `Turn` holds text, the reasoning an assistant turn sends back (with the field it goes
+back in and an opaque signature, unchanged), the tool calls it made, or a tool's
+result. A `Request` is one model request in these terms; a `rig_nb.wire.Wire` renders it
+as its own body and reads its replies back into a `Reply`. The trace shows turns in one
+shape for every wire (`Turn.as_message`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+__all__ = ["Call", "Request", "ToolSpec", "Turn"]
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class Call:
+    """A tool call as made: its id, the function's name, and its arguments as JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn: `system`, `user`, `assistant` (text, reasoning, calls) or `tool` (a result).
+
+    `reasoning_field` says where an assistant turn's reasoning goes back ("" for the
+    wire's own choice): `reasoning_content`, `reasoning`, `thinking`, or `content`
+    (inline `<think>` before the text). `signature` and `redacted` are opaque and sent
+    back unchanged (thinking blocks that carry them).
+    """
+
+    role: str
+    text: str = ""
+    reasoning: str = ""
+    reasoning_field: str = ""
+    signature: str = ""
+    redacted: tuple[str, ...] = ()
+    calls: tuple[Call, ...] = ()
+    call_id: str = ""
+    name: str = ""
+    is_error: bool = False
+
+    def as_message(self) -> dict[str, Any]:
+        """The turn as the trace shows it (chat's message shape, for every wire)."""
+        if self.role == "tool":
+            return {"role": "tool", "tool_call_id": self.call_id, "content": self.text}
+        message: dict[str, Any] = {"role": self.role, "content": self.text}
+        if self.role != "assistant":
+            return message
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in self.calls
+        ]
+        if self.reasoning and self.reasoning_field:
+            if self.reasoning_field == "content":
+                inline = f"<think>{self.reasoning}</think>"
+                message["content"] = inline + (f"\n\n{self.text}" if self.text else "")
+            else:
+                message[self.reasoning_field] = self.reasoning
+        if self.signature:
+            message["reasoning_signature"] = self.signature
+        return message
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A declared tool: its name, description and JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Request:
+    """One model request, the same for every wire.
+
+    `extra` is the caller's extra_body with the wire's thinking fields merged under it
+    (what goes out beside the fields the wire renders); `options` are settings only
+    some wires send (`context_window` is Ollama's `num_ctx`).
+    """
+
+    model: str
+    turns: tuple[Turn, ...]
+    max_tokens: int
+    tools: tuple[ToolSpec, ...] = ()
+    tool_choice: Any = "auto"
+    temperature: float = 0.0
+    stream: bool = False
+    extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    response_format: Mapping[str, Any] | None = None
+    options: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+
+    def messages(self) -> list[dict[str, Any]]:
+        """The turns as the trace records them."""
+        return [t.as_message() for t in self.turns]
