@@ -42,20 +42,22 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
         node = node.__cause__ or node.__context__
 
 
-def _endpoint_message(exc: openai.APIStatusError) -> str:
+def _endpoint_message(exc: openai.APIStatusError, redact: Redactor) -> str:
+    """The endpoint's own message, redacted before it is cut (a cut key is no longer
+    found whole), and redacted again after an HTML page is reduced to its text."""
     body = exc.body
     if isinstance(body, dict):
         err = body.get("error", body)
         msg = err.get("message") if isinstance(err, dict) else err
         if isinstance(msg, str):
-            return msg[:_MAX_ERROR_SCAN]
+            return redact(msg)[:_MAX_ERROR_SCAN]
         if isinstance(err, dict) and isinstance(err.get("detail"), str):
-            return str(err["detail"])[:_MAX_ERROR_SCAN]
+            return redact(err["detail"])[:_MAX_ERROR_SCAN]
     try:
-        text = exc.response.text[:_MAX_ERROR_SCAN]
+        text = exc.response.text
     except Exception:
         return ""
-    return page_text(text)
+    return redact(page_text(redact(text)[:_MAX_ERROR_SCAN]))
 
 
 def page_text(text: str) -> str:
@@ -74,7 +76,7 @@ def backend_error(exc: BaseException, redact: Redactor, deadline: float | None) 
     if isinstance(exc, BackendError):
         return BackendError(redact(exc.message)[:400], status_code=exc.status_code, kind=exc.kind)
     if isinstance(exc, openai.APIStatusError):
-        msg = redact(_endpoint_message(exc))[:_MAX_MESSAGE]
+        msg = _endpoint_message(exc, redact)[:_MAX_MESSAGE]
         status = exc.status_code
         text = f"ai backend: HTTP {status}" + (f": {msg}" if msg else "")
         return BackendError(text, status_code=status, kind="http")
