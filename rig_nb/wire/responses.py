@@ -14,14 +14,17 @@ failure is kept where the loop looks for it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BackendError
 from .chat import REASONING_FIELDS, Reply, clean, text_of
 from .sse import DONE, json_events
 from .stream import StreamAssembler
+from .utf16 import whole
 
 __all__ = [
     "NO_OUTPUT",
@@ -41,7 +44,7 @@ RESPONSES_FIELDS = frozenset({"model", "max_output_tokens", "store", "temperatur
 _REPLAY_FIELDS = (*REASONING_FIELDS, "reasoning_text", "summary_text")
 _CHAT_ONLY = frozenset({"messages", "max_tokens", "max_completion_tokens", "stream_options"})
 _KNOWN_ITEMS = frozenset({"message", "reasoning", "function_call"})
-_TERMINAL = {"response.completed", "response.incomplete"}
+_TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
 
 def _message_text(message: Mapping[str, Any]) -> str:
@@ -186,7 +189,8 @@ def _error_text(error: Any) -> str:
 
 
 def _short(value: Any) -> str:
-    return clean(value)[:40] if isinstance(value, str) else type(value).__name__
+    # Not cut here: the boundary redacts the key from the message first, then cuts it.
+    return clean(value) if isinstance(value, str) else type(value).__name__
 
 
 def _finish(response: Mapping[str, Any], calls: bool) -> str:
@@ -248,7 +252,7 @@ def parse_response(body: Any) -> Reply:
         raise BackendError(NO_OUTPUT, kind="reply")
     content: list[str] = []
     reasoning: list[str] = []
-    field = ""
+    source = ""
     calls: list[Any] = []
     for item in output:
         kind = item.get("type") if isinstance(item, dict) else None
@@ -260,14 +264,14 @@ def parse_response(body: Any) -> Reply:
             text, name = _reasoning_of(item)
             if text:
                 reasoning.append(text)
-                field = field or name
+                source = source or name
         else:
             calls.append(_call(item))
     fingerprint = body.get("system_fingerprint")
     return Reply(
         content="".join(content),
         reasoning="".join(reasoning),
-        reasoning_field=field,
+        reasoning_field=source,
         finish_reason=_finish(body, bool(calls)),
         tool_calls=calls,
         usage=response_usage(body.get("usage")),
@@ -298,77 +302,171 @@ def _delta(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
     return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
 
+# Events that carry part of one output item: the item's type, and the name faults use.
+_PARTS = {
+    "response.output_text.delta": ("message", "output_text.delta"),
+    "response.reasoning_text.delta": ("reasoning", "reasoning_text.delta"),
+    "response.reasoning_summary_text.delta": ("reasoning", "reasoning_summary_text.delta"),
+    "response.function_call_arguments.delta": ("function_call", "function_call_arguments.delta"),
+    "response.function_call_arguments.done": ("function_call", "function_call_arguments.done"),
+}
+
+
+def _joined(parts: list[str]) -> str:
+    return whole("".join(parts))
+
+
+@dataclass
+class _Item:
+    """One output item of a stream as its events built it; items are told apart by
+    output_index, never by id."""
+
+    index: int
+    kind: str
+    added: bool = False
+    done: bool = False
+    text: list[str] = field(default_factory=list)  # output_text or reasoning_text deltas
+    summary: list[str] = field(default_factory=list)  # reasoning_summary_text deltas
+    whole: dict[str, Any] | None = None  # the item as output_item.done sent it
+    first: dict[str, Any] | None = None  # the item as output_item.added sent it
+    call_id: Any = None
+    name: Any = None
+    arguments: list[str] = field(default_factory=list)
+    final: Any = None  # whole arguments from a `.done`: they replace the deltas
+    arguments_done: bool = False
+    held: str = ""  # a high surrogate kept from the live text until its low half comes
+
+    def take(self, item: Mapping[str, Any]) -> None:
+        for name in ("call_id", "name"):
+            if isinstance(item.get(name), str) and item[name]:
+                setattr(self, name, item[name])
+
+    # The whole text of a done item wins, then the deltas, then what the added item held
+    # (an item a stream never finished, as in `response.incomplete`).
+
+    def message(self) -> str:
+        done, added = self.whole or {}, self.first or {}
+        return _output_text(done) or _joined(self.text) or _output_text(added)
+
+    def reasoning(self) -> tuple[str, str]:
+        done, added = self.whole or {}, self.first or {}
+        parts = (
+            ("content", self.text, "reasoning_text"),
+            ("summary", self.summary, "summary_text"),
+        )
+        for name, deltas, source in parts:
+            text = text_of(done.get(name)) or _joined(deltas) or text_of(added.get(name))
+            if text:
+                return text, source
+        return "", ""
+
+    def call(self) -> dict[str, Any]:
+        arguments: Any = self.final
+        if arguments is None:
+            arguments = _joined(self.arguments) or (self.first or {}).get("arguments") or ""
+        if isinstance(arguments, str):
+            arguments = whole(arguments)
+        return _call({"call_id": self.call_id, "name": self.name, "arguments": arguments})
+
+
 class _ResponsesReader:
-    """Feeds the events of one Responses stream to a chat StreamAssembler, as chat deltas."""
+    """Reads the events of one Responses stream into output items by output_index; the
+    text also goes to the chat StreamAssembler as it comes, so a live view grows and a
+    failed stream keeps what arrived. What the grammar does not allow and the reader
+    forgives is recorded with `assembler.fault`."""
 
     def __init__(self, assembler: StreamAssembler) -> None:
         self.assembler = assembler
-        self.calls: dict[Any, int] = {}  # item id or output_index -> call index
-        self.call_ids: dict[int, bool] = {}  # call index -> has a call_id
-        self.args_seen: set[int] = set()
-        self.deltas: set[str] = set()  # "message", "reasoning": text that arrived in deltas
-        self.ended = False
+        self.items: dict[int, _Item] = {}
+        self.ids: dict[str, int] = {}  # item id -> output_index (the last item of that id)
+        self.anonymous: dict[str, int] = {}  # item type -> index, for events naming neither
+        self.top = -1  # the highest output_index so far
+        self.reply: Reply | None = None  # set by the terminal event
 
-    def _feed(self, chunk: dict[str, Any]) -> bool:
-        return self.assembler.feed(chunk)
+    def _new(self, index: int, kind: str) -> _Item:
+        item = self.items[index] = _Item(index, kind)
+        self.top = max(self.top, index)
+        return item
 
-    def _reasoning(self, text: Any, field: str) -> bool:
-        if not isinstance(text, str) or not text:
+    def _part_of(self, event: Mapping[str, Any], kind: str, what: str) -> _Item | None:
+        """The open item an event's part belongs to; None (a fault) when it cannot take it."""
+        index = _int(event.get("output_index"))
+        item_id = event.get("item_id")
+        if index is None:
+            index = self.ids.get(item_id) if isinstance(item_id, str) else self.anonymous.get(kind)
+        if index is None or index not in self.items:
+            index = self.top + 1 if index is None else index
+            self.assembler.fault(f"{what} for output_index {index}, never added")
+            self._new(index, kind)
+            if isinstance(item_id, str):
+                self.ids.setdefault(item_id, index)
+            else:
+                self.anonymous[kind] = index
+        item = self.items[index]
+        if item.kind != kind:
+            self.assembler.fault(f"{what} for output_index {index}, a {item.kind} item")
+            return None
+        if item.done:
+            self.assembler.fault(f"{what} after output_index {index} was done")
+            return None
+        return item
+
+    def _live(self, item: _Item, delta: str, where: str) -> bool:
+        text = item.held + delta
+        item.held = ""
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            item.held, text = text[-1], text[:-1]
+        return self._show(whole(text), where)
+
+    def _show(self, text: str, where: str) -> bool:
+        """Show `text` live: as content (`where` "content") or as reasoning from that part."""
+        if not text:
             return False
+        if where == "content":
+            return self.assembler.feed(_delta({"content": text}))
         # The chat assembler keeps the first field name it is given: name ours first.
-        self.assembler.reasoning_field = self.assembler.reasoning_field or field
-        return self._feed(_delta({"reasoning_content": text}))
+        self.assembler.reasoning_field = self.assembler.reasoning_field or where
+        return self.assembler.feed(_delta({"reasoning_content": text}))
 
-    def _call_index(self, event: Mapping[str, Any], item: Mapping[str, Any] | None) -> int:
-        keys = [k for k in (event.get("item_id"), event.get("output_index")) if k is not None]
-        if item is not None and item.get("id") is not None:
-            keys.insert(0, item.get("id"))
-        for key in keys:
-            if isinstance(key, str | int) and key in self.calls:
-                index = self.calls[key]
-                break
-        else:
-            index = len(self.call_ids)
-            self.call_ids[index] = False
-        for key in keys:
-            if isinstance(key, str | int):
-                self.calls[key] = index
-        return index
-
-    def _call_fragment(self, index: int, item: Mapping[str, Any], args: Any) -> None:
-        fragment: dict[str, Any] = {"index": index, "type": "function"}
-        call_id = item.get("call_id")
-        if isinstance(call_id, str):
-            fragment["id"] = call_id
-            self.call_ids[index] = True
-        fn: dict[str, Any] = {}
-        if isinstance(item.get("name"), str):
-            fn["name"] = item["name"]
-        if args is not None:
-            fn["arguments"] = args
-            self.args_seen.add(index)
-        fragment["function"] = fn
-        self._feed(_delta({"tool_calls": [fragment]}))
-
-    def _item(self, event: Mapping[str, Any], done: bool) -> bool:
+    def _item_event(self, event: Mapping[str, Any], done: bool) -> bool:
         item = event.get("item")
         kind = item.get("type") if isinstance(item, dict) else None
         if kind not in _KNOWN_ITEMS or not isinstance(item, dict):
             raise _unknown_item(kind)
-        if kind == "function_call":
-            index = self._call_index(event, item)
-            args = item.get("arguments")
-            take = args if (done and index not in self.args_seen and args) else None
-            self._call_fragment(index, item, take)
+        what = "output_item.done" if done else "output_item.added"
+        item_id = item.get("id")
+        index = _int(event.get("output_index"))
+        if index is None:
+            self.assembler.fault(f"{what} without output_index")
+            known = self.ids.get(item_id) if done and isinstance(item_id, str) else None
+            index = self.top + 1 if known is None else known
+        slot = self.items.get(index)
+        if slot is None:
+            if done:
+                self.assembler.fault(f"{what} for output_index {index}, never added")
+            elif index < self.top:
+                self.assembler.fault(f"output_index {index} out of order")
+            slot = self._new(index, kind)
+        elif slot.done or (slot.added and not done):
+            self.assembler.fault(f"{what} for output_index {index} again")
+        slot.kind, slot.added = kind, True
+        if isinstance(item_id, str):
+            self.ids[item_id] = index
+        slot.take(item)
+        if not done:
+            slot.first = item
             return False
-        if not done or kind in self.deltas:
+        slot.done, slot.whole = True, item
+        if kind == "function_call":
+            if item.get("arguments") not in (None, ""):
+                slot.final = item["arguments"]
+            return False
+        if slot.text or slot.summary:
             return False
         # A server that sent no deltas for this item: its text comes whole at the end.
         if kind == "message":
-            text = _output_text(item)
-            return self._feed(_delta({"content": text})) if text else False
-        text, field = _reasoning_of(item)
-        return self._reasoning(text, field)
+            return self._show(_output_text(item), "content")
+        return self._show(*_reasoning_of(item))
 
     def feed(self, event: Any) -> bool:
         """Take one decoded event; True when it carried text."""
@@ -378,34 +476,37 @@ class _ResponsesReader:
         if kind == "error":
             detail = _error_text(event.get("error", event))
             raise BackendError(f"ai backend: error in stream: {detail}", kind="reply")
-        if self.ended and isinstance(kind, str) and kind.startswith("response.output"):
-            raise BackendError(
-                "ai backend: the stream sent output after its response ended", kind="protocol"
-            )
-        if kind == "response.output_text.delta":
-            self.deltas.add("message")
-            delta = event.get("delta")
-            return self._feed(_delta({"content": delta})) if isinstance(delta, str) else False
-        if kind in ("response.reasoning_text.delta", "response.reasoning_summary_text.delta"):
-            self.deltas.add("reasoning")
-            name = "reasoning_text" if kind == "response.reasoning_text.delta" else "summary_text"
-            return self._reasoning(event.get("delta"), name)
-        if kind == "response.function_call_arguments.delta":
-            index = self._call_index(event, None)
-            delta = event.get("delta")
-            if isinstance(delta, str):
-                self._call_fragment(index, {}, delta)
+        if kind in ("response.output_item.added", "response.output_item.done"):
+            return self._item_event(event, kind.endswith("done"))
+        if kind in _TERMINAL:
+            return self._end(event)
+        part = _PARTS.get(kind) if isinstance(kind, str) else None
+        item = self._part_of(event, *part) if part is not None else None
+        if item is None:
             return False
         if kind == "response.function_call_arguments.done":
-            index = self._call_index(event, None)
-            if index not in self.args_seen and isinstance(event.get("arguments"), str):
-                self._call_fragment(index, {}, event["arguments"])
+            if event.get("arguments") not in (None, ""):
+                item.final = event["arguments"]
+            item.arguments_done = True
             return False
-        if kind in ("response.output_item.added", "response.output_item.done"):
-            return self._item(event, kind.endswith("done"))
-        if kind in _TERMINAL or kind == "response.failed":
-            return self._end(event)
-        return False
+        delta = event.get("delta")
+        if not isinstance(delta, str):
+            return False
+        if kind == "response.function_call_arguments.delta":
+            if item.arguments_done:
+                self.assembler.fault(
+                    f"function_call_arguments.delta after its .done (output_index {item.index})"
+                )
+            else:
+                item.arguments.append(delta)
+            return False
+        if kind == "response.reasoning_summary_text.delta":
+            item.summary.append(delta)
+            # A reasoning item's content wins over its summary: a summary beside it is not shown.
+            return False if item.text else self._live(item, delta, "summary_text")
+        item.text.append(delta)
+        where = "content" if kind == "response.output_text.delta" else "reasoning_text"
+        return self._live(item, delta, where)
 
     def _end(self, event: Mapping[str, Any]) -> bool:
         response = event.get("response")
@@ -415,31 +516,42 @@ class _ResponsesReader:
             response = {**response, "status": "failed"}
         elif event["type"] == "response.incomplete":
             response = {**response, "status": "incomplete"}
-        a = self.assembler
         grew = False
-        if not (a.content or a.reasoning or self.call_ids) and isinstance(
-            response.get("output"), list
-        ):
+        if not self.items and isinstance(response.get("output"), list):
             # A server that streamed nothing but the finished response: read its output.
-            whole = parse_response({**response, "status": "completed"})
-            if whole.content:
-                grew = self._feed(_delta({"content": whole.content}))
-            if whole.reasoning:
-                grew = self._reasoning(whole.reasoning, whole.reasoning_field) or grew
-            for index, call in enumerate(whole.tool_calls):
-                self.call_ids[index] = True
-                self._feed(_delta({"tool_calls": [{"index": index, **call}]}))
-        finish = _finish(response, bool(self.call_ids))
-        if not all(self.call_ids.values()):
-            raise BackendError(
-                "ai backend: reply has a function_call without call_id", kind="reply"
+            out = parse_response({**response, "status": "completed"})
+            grew = self._show(out.content, "content")
+            grew = self._show(out.reasoning, out.reasoning_field) or grew
+            content, reasoning, source, calls = (
+                out.content,
+                out.reasoning,
+                out.reasoning_field,
+                out.tool_calls,
             )
+            finish = _finish(response, bool(calls))
+        else:
+            items = [self.items[i] for i in sorted(self.items)]
+            content = "".join(i.message() for i in items if i.kind == "message")
+            parts = [i.reasoning() for i in items if i.kind == "reasoning"]
+            reasoning = "".join(text for text, _ in parts)
+            source = next((name for text, name in parts if text), "")
+            called = [i for i in items if i.kind == "function_call"]
+            finish = _finish(response, bool(called))
+            calls = [i.call() for i in called]
         final = _delta({}, finish)
         skip = ("choices", "usage", "error", "type")
         final.update({k: None for k in (*event, *response) if isinstance(k, str) and k not in skip})
-        self._feed(final)
+        a = self.assembler
+        a.feed(final)
         a.usage = response_usage(response.get("usage"))
-        self.ended = True
+        a.done = True
+        self.reply = dataclasses.replace(
+            a.finish(),
+            content=content,
+            reasoning=reasoning,
+            reasoning_field=source,
+            tool_calls=calls,
+        )
         return grew
 
 
@@ -448,10 +560,11 @@ def read_response_stream(
     assembler: StreamAssembler,
     on_event: Callable[[bool], None] | None = None,
 ) -> Reply:
-    """Feed each event of a Responses stream to `assembler` (as chat deltas) until the
-    stream ends; `on_event(grew)` after each. The finished reply, or BackendError: `protocol`
-    for a stream that ends before `response.completed` (or `incomplete`) or sends output
-    after it, `reply` for an `error` event, `response.failed`, an unknown output item or a
+    """Feed each event of a Responses stream to `assembler` (as chat deltas) until its
+    terminal event (`response.completed`, `incomplete` or `failed`), which ends the reply
+    at once whatever the connection does after it; `on_event(grew)` after each. The
+    finished reply, or BackendError: `protocol` for a stream that ends before a terminal
+    event, `reply` for an `error` event, `response.failed`, an unknown output item or a
     function_call without call_id. The assembler keeps what arrived."""
     reader = _ResponsesReader(assembler)
     for event in json_events(chunks):
@@ -460,9 +573,6 @@ def read_response_stream(
         grew = reader.feed(event)
         if on_event is not None:
             on_event(grew)
-    if not reader.ended:
-        raise BackendError(
-            "ai backend: the stream ended without response.completed", kind="protocol"
-        )
-    assembler.done = True
-    return assembler.finish()
+        if reader.reply is not None:
+            return reader.reply
+    raise BackendError("ai backend: the stream ended without response.completed", kind="protocol")
