@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import tracemalloc
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -511,3 +512,64 @@ def test_a_conforming_stream_has_no_faults(demo: Any, model: str) -> None:
         trace = client.run_trace(request)
     assert trace.outcome == "ok"
     assert all(it.streamed and it.stream_faults == [] for it in trace.iterations)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("first", ["content", "summary"])
+def test_a_reasoning_item_gives_its_content_streamed_or_not(
+    server: ScriptedServer, stream: bool, first: str
+) -> None:
+    events = _reasoning_stream(first)
+    done = [e["item"] for e in events if e["type"] == "response.output_item.done"]
+    whole = {"id": RID, "object": "response", "status": "completed", "output": done}
+    server.push(served(events) if stream else Response(whole))
+    with Client(server.base_url, api="responses", max_retries=0) as client:
+        trace = client.run_trace(RunRequest("m", 64, prompt="hi", stream=stream))
+    it = trace.iterations[0]
+    assert (it.reasoning_content, it.reasoning_field, it.text) == (
+        "Full chain.",
+        "reasoning_text",
+        "Answer.",
+    )
+
+
+def test_a_flood_of_items_never_added_is_bounded(server: ScriptedServer) -> None:
+    # Each delta names a new item: one item and one fault line each, up to the response cap.
+    events = Events()
+    for n in range(6000):
+        events.add("output_text.delta", None, item_id=f"m{n}", delta="x")
+    server.push(served(events.end()))
+    tracemalloc.start()
+    try:
+        with Client(server.base_url, api="responses", max_retries=0) as client:
+            trace = client.run_trace(RunRequest("m", 64, prompt="hi", stream=True))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    it = trace.iterations[0]
+    assert trace.outcome == "ok" and it.raw_content == "x" * 6000
+    assert len(it.stream_faults) == 20
+    assert peak < 64 << 20
+
+
+def test_the_local_servers_stream_is_read_alike_by_the_sdk() -> None:
+    from rig_nb.testing import as_response, chat_reply, tool_call
+
+    reply = chat_reply(
+        f"Calling {GRIN}.",
+        reasoning_content="Two calls are needed.",
+        tool_calls=[tool_call("record", {"a": 1}, id="c1"), tool_call("record", {"b": 2}, "c2")],
+    )
+    events = [json.loads(chunk[6:]) for chunk in as_response(reply, stream=True).body]
+    sdk = sdk_read(events)
+    ours = rig_read(rig_trace(events, then=answered()))
+    assert ours["text"] == sdk["text"] == f"Calling {GRIN}."
+    assert ours["reasoning"] == sdk["reasoning"] == "Two calls are needed."
+    assert (
+        ours["calls"]
+        == sdk["calls"]
+        == [
+            ("c1", "record", '{"a": 1}'),
+            ("c2", "record", '{"b": 2}'),
+        ]
+    )

@@ -7,9 +7,11 @@ wires. Requests: `input` items (`message`, `function_call`, `function_call_outpu
 and `reasoning` items with `reasoning_text` content for replayed reasoning),
 `instructions` for the first system prompt, `store: false`, `max_output_tokens`, flat
 function tools. Replies: `output` items (`message`, `reasoning`, `function_call`);
-`status: "incomplete"` for the output budget is finish "length". A stream is read
-into the chat `StreamAssembler` the loop handed over, so what arrived before a
-failure is kept where the loop looks for it.
+`status: "incomplete"` for the output budget is finish "length", for the content filter
+finish "content_filter". A stream is read into output items told apart by
+`output_index`, as the specification (and the openai SDK's own reader) does; its text
+also goes to the chat `StreamAssembler` the loop handed over as it arrives, so a live
+view grows and what arrived before a failure is kept where the loop looks for it.
 """
 
 from __future__ import annotations
