@@ -329,8 +329,8 @@ class _Item:
     done: bool = False
     text: list[str] = field(default_factory=list)  # output_text or reasoning_text deltas
     summary: list[str] = field(default_factory=list)  # reasoning_summary_text deltas
-    whole: dict[str, Any] | None = None  # the item as output_item.done sent it
-    first: dict[str, Any] | None = None  # the item as output_item.added sent it
+    done_item: dict[str, Any] | None = None  # the item as output_item.done sent it
+    added_item: dict[str, Any] | None = None  # the item as output_item.added sent it
     call_id: Any = None
     name: Any = None
     arguments: list[str] = field(default_factory=list)
@@ -347,11 +347,11 @@ class _Item:
     # (an item a stream never finished, as in `response.incomplete`).
 
     def message(self) -> str:
-        done, added = self.whole or {}, self.first or {}
+        done, added = self.done_item or {}, self.added_item or {}
         return _output_text(done) or _joined(self.text) or _output_text(added)
 
     def reasoning(self) -> tuple[str, str]:
-        done, added = self.whole or {}, self.first or {}
+        done, added = self.done_item or {}, self.added_item or {}
         parts = (
             ("content", self.text, "reasoning_text"),
             ("summary", self.summary, "summary_text"),
@@ -365,7 +365,7 @@ class _Item:
     def call(self) -> dict[str, Any]:
         arguments: Any = self.final
         if arguments is None:
-            arguments = _joined(self.arguments) or (self.first or {}).get("arguments") or ""
+            arguments = _joined(self.arguments) or (self.added_item or {}).get("arguments") or ""
         if isinstance(arguments, str):
             arguments = whole(arguments)
         return _call({"call_id": self.call_id, "name": self.name, "arguments": arguments})
@@ -456,9 +456,9 @@ class _ResponsesReader:
             self.ids[item_id] = index
         slot.take(item)
         if not done:
-            slot.first = item
+            slot.added_item = item
             return False
-        slot.done, slot.whole = True, item
+        slot.done, slot.done_item = True, item
         if kind == "function_call":
             if item.get("arguments") not in (None, ""):
                 slot.final = item["arguments"]
