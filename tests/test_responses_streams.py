@@ -83,7 +83,7 @@ class Events:
         done: str | None,
         *,
         item_arguments: str | None = None,
-        late: list[str] = (),  # type: ignore[assignment]
+        late: tuple[str, ...] = (),
     ) -> Events:
         item = {"id": item_id, "type": "function_call", "call_id": call_id, "name": "record"}
         self.add(
@@ -201,7 +201,7 @@ SAME_ID = (
     .end()
 )
 LATE_DELTAS = (
-    Events().call(0, "fc_1", "call_a", ['{"a": ', "1}"], '{"a": 1}', late=['{"a": 1}']).end()
+    Events().call(0, "fc_1", "call_a", ['{"a": ', "1}"], '{"a": 1}', late=('{"a": 1}',)).end()
 )
 DONE_REPLACES = (
     # Deltas that lost a piece: the whole arguments of .done are what the call carries.
@@ -399,19 +399,8 @@ def test_a_broken_stream_keeps_a_split_pair_whole(server: ScriptedServer) -> Non
 # Item 9: what the grammar does not allow and the reader forgave, one short line each.
 
 
-def _event(kind: str, index: int | None = None, **fields: Any) -> dict[str, Any]:
-    event = {"type": f"response.{kind}", **fields}
-    if index is not None:
-        event["output_index"] = index
-    return event
-
-
-ADDED_1 = _event(
-    "output_item.added", 1, item={"id": "msg_b", "type": "message", "role": "assistant"}
-)
-ADDED_0 = _event(
-    "output_item.added", 0, item={"id": "msg_a", "type": "message", "role": "assistant"}
-)
+MSG_A = {"id": "msg_a", "type": "message", "role": "assistant"}
+MSG_B = {"id": "msg_b", "type": "message", "role": "assistant"}
 
 
 @pytest.mark.parametrize(
@@ -436,8 +425,8 @@ ADDED_0 = _event(
         ),
         pytest.param(
             Events()
-            .add(ADDED_1["type"][9:], 1, item=ADDED_1["item"])
-            .add(ADDED_0["type"][9:], 0, item=ADDED_0["item"])
+            .add("output_item.added", 1, item=MSG_B)
+            .add("output_item.added", 0, item=MSG_A)
             .add("output_text.delta", 1, item_id="msg_b", delta="second")
             .add("output_text.delta", 0, item_id="msg_a", delta="first ")
             .end(),
