@@ -7,6 +7,7 @@ follow `rig_nb.wire`'s field names.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -37,6 +38,14 @@ def _raw_text(value: Any) -> str:
             p["text"] for p in value if isinstance(p, dict) and isinstance(p.get("text"), str)
         )
     return ""
+
+
+def _whole_object(parts: list[Any]) -> bool:
+    """True when a call's argument fragments so far make one JSON object."""
+    try:
+        return isinstance(json.loads("".join(p for p in parts if isinstance(p, str))), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 class _Text:
@@ -100,6 +109,7 @@ class StreamAssembler:
         self.done = False
         self.ended = False
         self._calls: dict[int, dict[str, Any]] = {}
+        self._alias: dict[int, int] = {}  # a tool call index used again -> its latest call
         self._indexed_calls = False
         self._top_level: set[str] = set()
         self._fingerprint = ""
@@ -179,28 +189,46 @@ class StreamAssembler:
             self.fault("a delta after the finish_reason")
         return grew
 
-    def _merge(self, fragment: Any) -> None:
-        if not isinstance(fragment, dict):
-            self.fault("a tool call fragment that is not an object")
-            return
+    def _slot(self, fragment: dict[str, Any]) -> int:
+        """Where a tool call fragment goes: its index, or the call it must belong to."""
         index = fragment.get("index")
         fid = fragment.get("id")
+        fid = fid if isinstance(fid, str) else ""
         last = max(self._calls) if self._calls else -1
         if not isinstance(index, int) or isinstance(index, bool):
             self.fault("a tool call fragment without index")
             # No index: a new call when the fragment names a new id, else the last call.
-            new = last < 0 or (isinstance(fid, str) and fid and fid != self._calls[last]["id"])
-            index = last + 1 if new else last
-        elif index not in self._calls and index != last + 1:
-            self.fault(f"tool call index {index} before index {last + 1}")
+            new = last < 0 or (fid and fid != self._calls[last]["id"])
+            return last + 1 if new else last
+        slot = self._alias.get(index, index)
+        call = self._calls.get(slot)
+        if call is None:
+            if index > last + 1:
+                self.fault(f"tool call index {index} before index {last + 1}")
+            elif index < 0:
+                self.fault(f"a negative tool call index {index}")
+            return slot
+        if fid and call["id"] and fid != call["id"]:
+            if _whole_object(call["arguments"]):
+                # One index for every call (seen with Ollama): a new id after a whole
+                # call starts the next call; later fragments of this index go there too.
+                self.fault(f"tool call index {index} used again for another call")
+                self._alias[index] = last + 1
+                return last + 1
+            self.fault(f"tool call {index} got a second, different id")
+        return slot
+
+    def _merge(self, fragment: Any) -> None:
+        if not isinstance(fragment, dict):
+            self.fault("a tool call fragment that is not an object")
+            return
+        slot = self._slot(fragment)
         call = self._calls.setdefault(
-            index, {"id": "", "type": "function", "name": None, "arguments": []}
+            slot, {"id": "", "type": "function", "name": None, "arguments": []}
         )
-        if isinstance(fid, str) and fid:
-            if not call["id"]:
-                call["id"] = fid
-            elif fid != call["id"]:
-                self.fault(f"tool call {index} got a second, different id")
+        fid = fragment.get("id")
+        if isinstance(fid, str) and fid and not call["id"]:
+            call["id"] = fid
         ftype = fragment.get("type")
         if isinstance(ftype, str) and ftype:
             call["type"] = ftype
@@ -211,7 +239,7 @@ class StreamAssembler:
                 if call["name"] is None:
                     call["name"] = name
                 elif name != call["name"]:
-                    self.fault(f"tool call {index} got a second, different name")
+                    self.fault(f"tool call {slot} got a second, different name")
             args = fn.get("arguments")
             if args is not None:
                 call["arguments"].append(args)
