@@ -293,3 +293,15 @@ def test_faults_reach_the_trace(server: ScriptedServer) -> None:
         result = c.run(RunRequest("m", 16, prompt="hi", stream=True))
     assert result.text == "fine late"
     assert result.trace.iterations[0].stream_faults == ["a delta after the finish_reason"]
+
+
+def test_hostile_tool_call_fragments_stay_linear() -> None:
+    # Quadratic work in either stream would take minutes, not the moment these take.
+    many = fed([frag(n, "{}", id=f"c{n}") for n in range(20_000)])
+    assert len(many.reply().tool_calls) == 20_000 and many.faults == []
+    piece = '"' + "x" * 48 + '",'
+    churn = [frag(0, "[" if n == 0 else piece, id=f"id{n % 2}") for n in range(20_000)]
+    reply = fed(churn).reply()
+    assert len(reply.tool_calls) == 1
+    assert len(reply.tool_calls[0]["function"]["arguments"]) == 1 + len(piece) * 19_999
+    assert reply.stream_faults == ["tool call 0 got a second, different id"]

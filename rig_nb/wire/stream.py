@@ -110,6 +110,7 @@ class StreamAssembler:
         self.ended = False
         self._calls: dict[int, dict[str, Any]] = {}
         self._alias: dict[int, int] = {}  # a tool call index used again -> its latest call
+        self._last = -1  # the highest call slot so far
         self._indexed_calls = False
         self._top_level: set[str] = set()
         self._fingerprint = ""
@@ -194,7 +195,7 @@ class StreamAssembler:
         index = fragment.get("index")
         fid = fragment.get("id")
         fid = fid if isinstance(fid, str) else ""
-        last = max(self._calls) if self._calls else -1
+        last = self._last
         if not isinstance(index, int) or isinstance(index, bool):
             self.fault("a tool call fragment without index")
             # No index: a new call when the fragment names a new id, else the last call.
@@ -209,7 +210,13 @@ class StreamAssembler:
                 self.fault(f"a negative tool call index {index}")
             return slot
         if fid and call["id"] and fid != call["id"]:
-            if _whole_object(call["arguments"]):
+            whole_call = False
+            # Parsed again only once the arguments doubled: a server that keeps changing
+            # ids cannot make this quadratic.
+            if call["size"] >= 2 * call["tried"]:
+                whole_call = _whole_object(call["arguments"])
+                call["tried"] = max(call["size"], 1)
+            if whole_call:
                 # One index for every call (seen with Ollama): a new id after a whole
                 # call starts the next call; later fragments of this index go there too.
                 self.fault(f"tool call index {index} used again for another call")
@@ -223,9 +230,13 @@ class StreamAssembler:
             self.fault("a tool call fragment that is not an object")
             return
         slot = self._slot(fragment)
-        call = self._calls.setdefault(
-            slot, {"id": "", "type": "function", "name": None, "arguments": []}
-        )
+        call = self._calls.get(slot)
+        if call is None:
+            # size: characters of string arguments; tried: the size at the last parse.
+            call = {"id": "", "type": "function", "name": None, "arguments": [], "size": 0}
+            call["tried"] = 0
+            self._calls[slot] = call
+            self._last = max(self._last, slot)
         fid = fragment.get("id")
         if isinstance(fid, str) and fid and not call["id"]:
             call["id"] = fid
@@ -243,6 +254,7 @@ class StreamAssembler:
             args = fn.get("arguments")
             if args is not None:
                 call["arguments"].append(args)
+                call["size"] += len(args) if isinstance(args, str) else 0
 
     def _tool_calls(self) -> list[dict[str, Any]]:
         out = []
