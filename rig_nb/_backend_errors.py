@@ -54,26 +54,28 @@ def _status_response(exc: BaseException) -> Any:
     return None
 
 
-def _endpoint_message(response: Any) -> str:
-    """The endpoint's own words in an error body, whichever wire's shape it has: OpenAI's and
-    Anthropic's `{"error": {"message"}}`, Ollama's `{"error": "..."}`, a `detail`, or a page."""
+def _endpoint_message(response: Any, redact: Redactor) -> str:
+    """The endpoint's own words in an error body, whichever wire's shape it has (OpenAI's and
+    Anthropic's `{"error": {"message"}}`, Ollama's `{"error": "..."}`, a `detail`, or a
+    page), redacted before it is cut (a cut key is no longer found whole), and redacted
+    again after an HTML page is reduced to its text."""
     try:
-        text = response.text[:_MAX_ERROR_SCAN]
+        text = response.text
     except Exception:
         return ""
     try:
-        body = json.loads(response.content) if len(response.content) <= 1 << 20 else None
+        body = json.loads(text) if len(text) <= 1 << 20 else None
     except (ValueError, RecursionError):
         body = None
     if isinstance(body, dict):
         err = body.get("error", body)
         msg = err.get("message") if isinstance(err, dict) else err
         if isinstance(msg, str):
-            return msg[:_MAX_ERROR_SCAN]
+            return redact(msg)[:_MAX_ERROR_SCAN]
         detail = err.get("detail") if isinstance(err, dict) else None
         if isinstance(detail, str):
-            return detail[:_MAX_ERROR_SCAN]
-    return page_text(text)
+            return redact(detail)[:_MAX_ERROR_SCAN]
+    return redact(page_text(redact(text)[:_MAX_ERROR_SCAN]))
 
 
 def page_text(text: str) -> str:
@@ -93,7 +95,7 @@ def backend_error(exc: BaseException, redact: Redactor, deadline: float | None) 
         return BackendError(redact(exc.message)[:400], status_code=exc.status_code, kind=exc.kind)
     response = _status_response(exc)
     if response is not None:
-        msg = redact(_endpoint_message(response))[:_MAX_MESSAGE]
+        msg = _endpoint_message(response, redact)[:_MAX_MESSAGE]
         status = response.status_code
         text = f"ai backend: HTTP {status}" + (f": {msg}" if msg else "")
         return BackendError(text, status_code=status, kind="http")

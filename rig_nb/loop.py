@@ -352,6 +352,9 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
             reply = _send(client, asked, it, trace, request)
             if reply.finish_reason == "length":
                 raise OutputLimitError("reply hit the output token limit (finish_reason length)")
+            if it.ending == "content_filter":
+                # What the filter let through is kept, but nothing in it is acted on.
+                return RunResult(it.text, index + 1, executed, trace)
             content = it.text
             recover = request.recover_text_tool_calls and it.ending == "text_tool_calls"
             if not reply.tool_calls and not recover:

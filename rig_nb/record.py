@@ -58,6 +58,8 @@ def ending(it: Iteration, *, replied: bool, native_calls: bool) -> str:
         return "error"
     if it.finish_reason == "length":
         return "length" if it.text else "length_in_reasoning"
+    if it.finish_reason == "content_filter":
+        return "content_filter"  # the server withheld the rest: never an answer, calls not run
     if native_calls:
         return "tool_calls"
     if has_text_tool_calls(it.text) or (

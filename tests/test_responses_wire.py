@@ -406,12 +406,6 @@ COMPLETED = {"type": "response.completed", "response": {"status": "completed"}}
             id="unknown-item",
         ),
         pytest.param([CALL_ADDED, COMPLETED], "reply", "without call_id", id="call-without-id"),
-        pytest.param(
-            [COMPLETED, {"type": "response.output_text.delta", "delta": "late"}],
-            "protocol",
-            "output after its response ended",
-            id="output-after-completed",
-        ),
         pytest.param([], "protocol", "ended without response.completed", id="no-terminal"),
     ],
 )

@@ -77,6 +77,18 @@ _STREAM_PARITY = {
     "": "the streamed and non-streamed paths of this server differ: check the server's "
     "streaming parser, and run the loop the way it will run in production",
 }
+_STREAM_GRAMMAR = {
+    "ollama": "Ollama's OpenAI-compatible stream breaks its grammar: tool call fragments "
+    "without index were fixed in Ollama 0.4.7 (ollama/ollama#7881), one index for every call "
+    "is ollama/ollama#15457: upgrade Ollama; rig_nb forgave these, the openai SDK's stream "
+    "helpers may not",
+    "litellm": "the proxy's stream breaks its grammar: check the backend's own stream, then "
+    "upgrade LiteLLM if only the proxy's stream has the faults; rig_nb forgave them, the openai "
+    "SDK's stream helpers may not",
+    "": "the server (or a proxy in front of it) streams what its wire's grammar does not allow: "
+    "upgrade it and report the faults upstream; rig_nb forgave them, the openai SDK's stream "
+    "helpers and other clients may not",
+}
 _REQUIRED = {
     "": 'this endpoint rejects tool_choice "required": send "auto" (the loop\'s default)',
 }
@@ -147,6 +159,8 @@ def advice(server: str, check: str, verdict: str, *, auto: str) -> str:
         return _pick(_NO_TOOL_CALLS, server)
     if check == "stream_parity" and verdict.startswith("differs"):
         return _pick(_STREAM_PARITY, server)
+    if check == "stream_grammar" and verdict.startswith("faults"):
+        return _pick(_STREAM_GRAMMAR, server)
     if check == "usage_reported" and verdict == "no":
         return _pick(_USAGE, server)
     if check == "reasoning_tokens_reported" and verdict == "no":

@@ -38,6 +38,7 @@ from ..wire import TOOL_CHOICES as ALL_TOOL_CHOICES
 from ..wire import Reply, Request, Turn
 from .advice import advice
 from .api_parity import api_parity
+from .stream_grammar import stream_grammar
 from .structured import STRUCTURED_CHECKS, structured_output_check
 from .thinking import THINKING_CHECKS, reasoning_checks
 
@@ -73,6 +74,7 @@ CHECKS = (
     "text_tool_calls",
     "native_call_hygiene",
     "stream_parity",
+    "stream_grammar",
     "usage_reported",
     "reasoning_tokens_reported",
     *THINKING_CHECKS,
@@ -428,6 +430,8 @@ def _report(client: Backend, model: str, *, stream: bool) -> EndpointReport:
         checks.append(Check("stream_parity", parity, _cut(why), trace=streamed[0]))
     else:
         checks.append(Check("stream_parity", "not checked", "stream=False", trace=None))
+    grammar, said, faulty = stream_grammar(streamed or ())
+    checks.append(Check("stream_grammar", grammar, _cut(said), trace=faulty))
     counted = [it for it in its if "prompt_tokens" in it.usage or "completion_tokens" in it.usage]
     usage = ("yes" if counted else "no") if its else "n/a"
     checks.append(Check("usage_reported", usage, f"{len(counted)}/{len(its)} replies"))

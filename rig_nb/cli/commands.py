@@ -56,6 +56,7 @@ _ENDINGS = {
     "reasoning_only": "the reply held reasoning but no answer",
     "tool_calls_in_reasoning": "the model wrote its tool calls inside its reasoning",
     "empty": "the reply was empty",
+    "content_filter": "the server's content filter stopped the reply",
 }
 
 

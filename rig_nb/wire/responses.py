@@ -7,9 +7,11 @@ wires. Requests: `input` items (`message`, `function_call`, `function_call_outpu
 and `reasoning` items with `reasoning_text` content for replayed reasoning),
 `instructions` for the first system prompt, `store: false`, `max_output_tokens`, flat
 function tools. Replies: `output` items (`message`, `reasoning`, `function_call`);
-`status: "incomplete"` for the output budget is finish "length". A stream is read
-into the chat `StreamAssembler` the loop handed over, so what arrived before a
-failure is kept where the loop looks for it.
+`status: "incomplete"` for the output budget is finish "length", for the content filter
+finish "content_filter". A stream is read into output items told apart by
+`output_index`, as the specification (and the openai SDK's own reader) does; its text
+also goes to the chat `StreamAssembler` the loop handed over as it arrives, so a live
+view grows and what arrived before a failure is kept where the loop looks for it.
 """
 
 from __future__ import annotations
@@ -22,8 +24,6 @@ from typing import TYPE_CHECKING, Any
 from ..errors import BackendError
 from .base import Reply, Wire
 from .chat import REASONING_FIELDS, clean, request_body, text_of
-from .sse import DONE, json_events
-from .stream import StreamAssembler
 from .thinking import input_field, thinking_fields
 from .turns import Request
 
@@ -35,7 +35,6 @@ __all__ = [
     "RESPONSES_FIELDS",
     "parse_response",
     "parse_response_body",
-    "read_response_stream",
     "response_usage",
     "responses_body",
 ]
@@ -48,7 +47,7 @@ RESPONSES_FIELDS = frozenset({"model", "max_output_tokens", "store", "temperatur
 _REPLAY_FIELDS = (*REASONING_FIELDS, "reasoning_text", "summary_text")
 _CHAT_ONLY = frozenset({"messages", "max_tokens", "max_completion_tokens", "stream_options"})
 _KNOWN_ITEMS = frozenset({"message", "reasoning", "function_call"})
-_TERMINAL = {"response.completed", "response.incomplete"}
+_TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
 
 def _message_text(message: Mapping[str, Any]) -> str:
@@ -193,7 +192,8 @@ def _error_text(error: Any) -> str:
 
 
 def _short(value: Any) -> str:
-    return clean(value)[:40] if isinstance(value, str) else type(value).__name__
+    # Not cut here: the boundary redacts the key from the message first, then cuts it.
+    return clean(value) if isinstance(value, str) else type(value).__name__
 
 
 def _finish(response: Mapping[str, Any], calls: bool) -> str:
@@ -255,7 +255,7 @@ def parse_response(body: Any) -> Reply:
         raise BackendError(NO_OUTPUT, kind="reply")
     content: list[str] = []
     reasoning: list[str] = []
-    field = ""
+    source = ""
     calls: list[Any] = []
     for item in output:
         kind = item.get("type") if isinstance(item, dict) else None
@@ -267,14 +267,14 @@ def parse_response(body: Any) -> Reply:
             text, name = _reasoning_of(item)
             if text:
                 reasoning.append(text)
-                field = field or name
+                source = source or name
         else:
             calls.append(_call(item))
     fingerprint = body.get("system_fingerprint")
     return Reply(
         content="".join(content),
         reasoning="".join(reasoning),
-        reasoning_field=field,
+        reasoning_field=source,
         finish_reason=_finish(body, bool(calls)),
         tool_calls=calls,
         usage=response_usage(body.get("usage")),
@@ -301,180 +301,6 @@ def parse_response_body(content: bytes) -> Reply:
     return parse_response(data)
 
 
-def _delta(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-
-
-class _ResponsesReader:
-    """Feeds the events of one Responses stream to a chat StreamAssembler, as chat deltas."""
-
-    def __init__(self, assembler: StreamAssembler) -> None:
-        self.assembler = assembler
-        self.calls: dict[Any, int] = {}  # item id or output_index -> call index
-        self.call_ids: dict[int, bool] = {}  # call index -> has a call_id
-        self.args_seen: set[int] = set()
-        self.deltas: set[str] = set()  # "message", "reasoning": text that arrived in deltas
-        self.ended = False
-
-    def _feed(self, chunk: dict[str, Any]) -> bool:
-        return self.assembler.feed(chunk)
-
-    def _reasoning(self, text: Any, field: str) -> bool:
-        if not isinstance(text, str) or not text:
-            return False
-        # The chat assembler keeps the first field name it is given: name ours first.
-        self.assembler.reasoning_field = self.assembler.reasoning_field or field
-        return self._feed(_delta({"reasoning_content": text}))
-
-    def _call_index(self, event: Mapping[str, Any], item: Mapping[str, Any] | None) -> int:
-        keys = [k for k in (event.get("item_id"), event.get("output_index")) if k is not None]
-        if item is not None and item.get("id") is not None:
-            keys.insert(0, item.get("id"))
-        for key in keys:
-            if isinstance(key, str | int) and key in self.calls:
-                index = self.calls[key]
-                break
-        else:
-            index = len(self.call_ids)
-            self.call_ids[index] = False
-        for key in keys:
-            if isinstance(key, str | int):
-                self.calls[key] = index
-        return index
-
-    def _call_fragment(self, index: int, item: Mapping[str, Any], args: Any) -> None:
-        fragment: dict[str, Any] = {"index": index, "type": "function"}
-        call_id = item.get("call_id")
-        if isinstance(call_id, str):
-            fragment["id"] = call_id
-            self.call_ids[index] = True
-        fn: dict[str, Any] = {}
-        if isinstance(item.get("name"), str):
-            fn["name"] = item["name"]
-        if args is not None:
-            fn["arguments"] = args
-            self.args_seen.add(index)
-        fragment["function"] = fn
-        self._feed(_delta({"tool_calls": [fragment]}))
-
-    def _item(self, event: Mapping[str, Any], done: bool) -> bool:
-        item = event.get("item")
-        kind = item.get("type") if isinstance(item, dict) else None
-        if kind not in _KNOWN_ITEMS or not isinstance(item, dict):
-            raise _unknown_item(kind)
-        if kind == "function_call":
-            index = self._call_index(event, item)
-            args = item.get("arguments")
-            take = args if (done and index not in self.args_seen and args) else None
-            self._call_fragment(index, item, take)
-            return False
-        if not done or kind in self.deltas:
-            return False
-        # A server that sent no deltas for this item: its text comes whole at the end.
-        if kind == "message":
-            text = _output_text(item)
-            return self._feed(_delta({"content": text})) if text else False
-        text, field = _reasoning_of(item)
-        return self._reasoning(text, field)
-
-    def feed(self, event: Any) -> bool:
-        """Take one decoded event; True when it carried text."""
-        if not isinstance(event, dict):
-            raise BackendError("ai backend: stream event is not a JSON object", kind="protocol")
-        kind = event.get("type")
-        if kind == "error":
-            detail = _error_text(event.get("error", event))
-            raise BackendError(f"ai backend: error in stream: {detail}", kind="reply")
-        if self.ended and isinstance(kind, str) and kind.startswith("response.output"):
-            raise BackendError(
-                "ai backend: the stream sent output after its response ended", kind="protocol"
-            )
-        if kind == "response.output_text.delta":
-            self.deltas.add("message")
-            delta = event.get("delta")
-            return self._feed(_delta({"content": delta})) if isinstance(delta, str) else False
-        if kind in ("response.reasoning_text.delta", "response.reasoning_summary_text.delta"):
-            self.deltas.add("reasoning")
-            name = "reasoning_text" if kind == "response.reasoning_text.delta" else "summary_text"
-            return self._reasoning(event.get("delta"), name)
-        if kind == "response.function_call_arguments.delta":
-            index = self._call_index(event, None)
-            delta = event.get("delta")
-            if isinstance(delta, str):
-                self._call_fragment(index, {}, delta)
-            return False
-        if kind == "response.function_call_arguments.done":
-            index = self._call_index(event, None)
-            if index not in self.args_seen and isinstance(event.get("arguments"), str):
-                self._call_fragment(index, {}, event["arguments"])
-            return False
-        if kind in ("response.output_item.added", "response.output_item.done"):
-            return self._item(event, kind.endswith("done"))
-        if kind in _TERMINAL or kind == "response.failed":
-            return self._end(event)
-        return False
-
-    def _end(self, event: Mapping[str, Any]) -> bool:
-        response = event.get("response")
-        if not isinstance(response, dict):
-            response = {}
-        if event["type"] == "response.failed":
-            response = {**response, "status": "failed"}
-        elif event["type"] == "response.incomplete":
-            response = {**response, "status": "incomplete"}
-        a = self.assembler
-        grew = False
-        if not (a.content or a.reasoning or self.call_ids) and isinstance(
-            response.get("output"), list
-        ):
-            # A server that streamed nothing but the finished response: read its output.
-            whole = parse_response({**response, "status": "completed"})
-            if whole.content:
-                grew = self._feed(_delta({"content": whole.content}))
-            if whole.reasoning:
-                grew = self._reasoning(whole.reasoning, whole.reasoning_field) or grew
-            for index, call in enumerate(whole.tool_calls):
-                self.call_ids[index] = True
-                self._feed(_delta({"tool_calls": [{"index": index, **call}]}))
-        finish = _finish(response, bool(self.call_ids))
-        if not all(self.call_ids.values()):
-            raise BackendError(
-                "ai backend: reply has a function_call without call_id", kind="reply"
-            )
-        final = _delta({}, finish)
-        skip = ("choices", "usage", "error", "type")
-        final.update({k: None for k in (*event, *response) if isinstance(k, str) and k not in skip})
-        self._feed(final)
-        a.usage = response_usage(response.get("usage"))
-        self.ended = True
-        return grew
-
-
-def read_response_stream(
-    chunks: Iterable[bytes],
-    assembler: StreamAssembler,
-    on_event: Callable[[bool], None] | None = None,
-) -> Reply:
-    """Feed each event of a Responses stream to `assembler` (as chat deltas) until the
-    stream ends; `on_event(grew)` after each. The finished reply, or BackendError: `protocol`
-    for a stream that ends before `response.completed` (or `incomplete`) or sends output
-    after it, `reply` for an `error` event, `response.failed`, an unknown output item or a
-    function_call without call_id. The assembler keeps what arrived."""
-    reader = _ResponsesReader(assembler)
-    for event in json_events(chunks):
-        if event is DONE:
-            break
-        grew = reader.feed(event)
-        if on_event is not None:
-            on_event(grew)
-    if not reader.ended:
-        raise BackendError(
-            "ai backend: the stream ended without response.completed", kind="protocol"
-        )
-    assembler.done = True
-    return assembler.finish()
-
-
 class ResponsesWire(Wire):
     """The Responses API (`/responses`), sent by the openai SDK; server-sent events."""
 
@@ -493,7 +319,9 @@ class ResponsesWire(Wire):
         return parse_response_body(content)
 
     def reader(self) -> Reader:
-        return StreamAssembler()
+        from .responses_stream import ResponsesReader
+
+        return ResponsesReader()
 
     def read_stream(
         self,
@@ -501,7 +329,9 @@ class ResponsesWire(Wire):
         reader: Reader,
         on_event: Callable[[bool], None] | None = None,
     ) -> Reply:
-        assert isinstance(reader, StreamAssembler)
+        from .responses_stream import ResponsesReader, read_response_stream
+
+        assert isinstance(reader, ResponsesReader)
         return read_response_stream(chunks, reader, on_event)
 
     def thinking_fields(self, thinking: bool | str | int | None, kind: str) -> dict[str, Any]:

@@ -155,9 +155,13 @@ def _items(message: Mapping[str, Any], rid: str) -> list[dict[str, Any]]:
     return items
 
 
+# Chat finish reasons that are a Responses `status: "incomplete"`, and its reason.
+_INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
+
+
 def response_object(chat: Mapping[str, Any]) -> dict[str, Any]:
     """The Responses object for a chat.completion body (choice 0); finish "length" is
-    `status: "incomplete"` for `max_output_tokens`."""
+    `status: "incomplete"` for `max_output_tokens`, "content_filter" for `content_filter`."""
     rid = str(chat.get("id", "demo")).removeprefix("chatcmpl-") or "demo"
     choice = (chat.get("choices") or [{}])[0]
     message = choice.get("message") or {}
@@ -171,9 +175,10 @@ def response_object(chat: Mapping[str, Any]) -> dict[str, Any]:
         "error": None,
         "incomplete_details": None,
     }
-    if choice.get("finish_reason") == "length":
+    reason = _INCOMPLETE.get(choice.get("finish_reason"))
+    if reason is not None:
         body["status"] = "incomplete"
-        body["incomplete_details"] = {"reason": "max_output_tokens"}
+        body["incomplete_details"] = {"reason": reason}
     usage = _usage(chat.get("usage"))
     if usage is not None:
         body["usage"] = usage
@@ -186,8 +191,9 @@ def _pieces(text: str, size: int) -> list[str]:
 
 def response_events(chat: Mapping[str, Any], *, piece_chars: int = 16) -> list[dict[str, Any]]:
     """The Responses events a server streams for a chat.completion body: created, each
-    item added, its deltas (reasoning_text, output_text, function_call_arguments) and
-    done, then `response.completed` (or `response.incomplete`) with the whole object."""
+    item added, its deltas (reasoning_text, output_text in its content part,
+    function_call_arguments) and done, then `response.completed` (or
+    `response.incomplete`) with the whole object."""
     whole = response_object(chat)
     head = {k: v for k, v in whole.items() if k != "output" and k != "usage"}
     events: list[dict[str, Any]] = [
@@ -209,12 +215,24 @@ def response_events(chat: Mapping[str, Any], *, piece_chars: int = 16) -> list[d
             ]
         elif kind == "message":
             text = item["content"][0]["text"]
+            part = {"type": "output_text", "text": "", "annotations": []}
+            events.append(
+                {"type": "response.content_part.added", **base, "content_index": 0, "part": part}
+            )
             events += [
                 {"type": "response.output_text.delta", **base, "content_index": 0, "delta": p}
                 for p in _pieces(text, piece_chars)
             ]
             events.append(
                 {"type": "response.output_text.done", **base, "content_index": 0, "text": text}
+            )
+            events.append(
+                {
+                    "type": "response.content_part.done",
+                    **base,
+                    "content_index": 0,
+                    "part": {**part, "text": text},
+                }
             )
         else:
             args = item["arguments"]

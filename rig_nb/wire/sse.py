@@ -1,9 +1,12 @@
 """Server-sent events: the `data:` payloads of a byte stream, in linear time.
 
-Lines end in LF or CRLF; comment lines (`: keep-alive`) and fields other than
-`data` are skipped; the `data` lines of one event are joined with LF, and an
-event ends at a blank line (or at the end of the stream). A line that arrives
-in many small chunks is joined once, when its end arrives.
+Lines end in LF, CRLF or a lone CR, as the SSE specification says: a CR ends its
+line at once and an LF right after it (in the same chunk or the next) is
+skipped, so a stream that ends in CR never waits for one more byte. Comment
+lines (`: keep-alive`) and fields other than `data` are skipped; the `data`
+lines of one event are joined with LF, and an event ends at a blank line (or at
+the end of the stream). A line that arrives in many small chunks is joined
+once, when its end arrives.
 """
 
 from __future__ import annotations
@@ -24,38 +27,48 @@ def _decode(value: bytes) -> str:
         raise BackendError("ai backend: stream event is not valid UTF-8", kind="protocol") from None
 
 
+def _field(line: bytes, data: list[str]) -> None:
+    name, _, value = line.partition(b":")
+    if name == b"data":
+        data.append(_decode(value[1:] if value.startswith(b" ") else value))
+
+
 def iter_events(chunks: Iterable[bytes]) -> Iterator[str]:
     """Yield the data of each event, as text."""
     pending: list[bytes] = []
     data: list[str] = []
+    after_cr = False  # the last line ended in CR: an LF starting the next chunk belongs to it
     for chunk in chunks:
-        start = 0
-        while True:
-            end = chunk.find(b"\n", start)
-            if end < 0:
-                if start < len(chunk):
-                    pending.append(chunk[start:])
-                break
-            line = chunk[start:end]
-            start = end + 1
+        if not chunk:
+            continue
+        if after_cr and chunk[0] == 0x0A:
+            chunk = chunk[1:]
+            if not chunk:
+                after_cr = False
+                continue
+        after_cr = chunk[-1] == 0x0D
+        # bytes.splitlines ends lines at LF, CRLF and lone CR only, in C.
+        for piece in chunk.splitlines(keepends=True):
+            last = piece[-1]
+            if last == 0x0A:
+                line = piece[:-2] if piece.endswith(b"\r\n") else piece[:-1]
+            elif last == 0x0D:
+                line = piece[:-1]
+            else:
+                pending.append(piece)  # the chunk's last piece, its line not ended yet
+                continue
             if pending:
                 pending.append(line)
                 line = b"".join(pending)
                 pending.clear()
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            if not line:
-                if data:
-                    yield "\n".join(data)
-                    data.clear()
-                continue
-            name, _, value = line.partition(b":")
-            if name == b"data":
-                data.append(_decode(value[1:] if value.startswith(b" ") else value))
-    tail = b"".join(pending)
-    if tail.startswith(b"data:"):
-        value = tail[5:]
-        data.append(_decode(value[1:] if value.startswith(b" ") else value))
+            if line:
+                if line[0] != 0x3A:  # ":" starts a comment
+                    _field(line, data)
+            elif data:
+                yield "\n".join(data)
+                data.clear()
+    if pending:
+        _field(b"".join(pending), data)
     if data:
         yield "\n".join(data)
 

@@ -7,6 +7,7 @@ follow `rig_nb.wire`'s field names.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -21,10 +22,67 @@ from .chat import (
     text_of,
 )
 from .sse import DONE, json_events
+from .utf16 import whole
 
 __all__ = ["MAX_FAULTS", "StreamAssembler", "read_stream", "stream_chunks"]
 
 MAX_FAULTS = 20
+
+
+def _raw_text(value: Any) -> str:
+    """A text field as decoded, surrogate halves kept: a string, or parts' `text` joined."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(
+            p["text"] for p in value if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+    return ""
+
+
+def _whole_object(parts: list[Any]) -> bool:
+    """True when a call's argument fragments so far make one JSON object."""
+    try:
+        return isinstance(json.loads("".join(p for p in parts if isinstance(p, str))), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+class _Text:
+    """The deltas of one text field, each pair of surrogate halves one character.
+
+    A high half ending a delta is held back until the next delta says whether
+    its low half follows, so the text read while streaming never holds a lone half.
+    """
+
+    __slots__ = ("_held", "_pieces")
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+        self._held = ""
+
+    def add(self, raw: str) -> None:
+        if self._held:
+            raw = self._held + raw
+            self._held = ""
+        if raw and "\ud800" <= raw[-1] <= "\udbff":
+            self._held = raw[-1]
+            raw = raw[:-1]
+        if raw:
+            self._pieces.append(whole(raw))
+
+    @property
+    def live(self) -> str:
+        """The text so far, a trailing high half held back."""
+        # Joined lazily and kept joined: reading after every delta copies, never rescans.
+        if len(self._pieces) > 1:
+            self._pieces = ["".join(self._pieces)]
+        return self._pieces[0] if self._pieces else ""
+
+    @property
+    def final(self) -> str:
+        """The whole text, a high half left alone at the end as U+FFFD."""
+        return self.live + ("\ufffd" if self._held else "")
 
 
 class StreamAssembler:
@@ -32,53 +90,45 @@ class StreamAssembler:
 
     Content and reasoning deltas are appended; tool call fragments are merged by
     `index` (id, type and name from the first fragment that has them, arguments
-    concatenated). `content` and `reasoning` read the text so far at any time,
-    so a failed stream still shows what arrived.
+    concatenated). A surrogate pair split across two deltas is one character;
+    a half left alone is U+FFFD. `content` and `reasoning` read the text so
+    far at any time, so a failed stream still shows what arrived. `ended` is
+    True once the terminal event (a finish_reason with usage) arrived;
+    `faults` lists what the stream did that the chat grammar does not allow
+    and the reader forgave.
     """
 
     def __init__(self) -> None:
-        self._content: list[str] = []
-        self._reasoning: list[str] = []
+        self._content = _Text()
+        self._reasoning = _Text()
         self.reasoning_field = ""
         self.finish_reason = ""
         self.usage: dict[str, int] = {}
         self.events = 0
         self.choices = 0  # events that carried choice 0
         self.done = False
+        self.ended = False
         self._calls: dict[int, dict[str, Any]] = {}
+        self._alias: dict[int, int] = {}  # a tool call index used again -> its latest call
+        self._last = -1  # the highest call slot so far
         self._indexed_calls = False
         self._top_level: set[str] = set()
         self._fingerprint = ""
-        self._content_len = 0
-        self._reasoning_len = 0
-        self._joined: tuple[int, int, str, str] = (0, 0, "", "")
         # What the stream did that its grammar does not allow and the reader forgave.
         self.faults: list[str] = []
 
     def fault(self, line: str) -> None:
-        """Record one stream fault (a short line); the first MAX_FAULTS are kept."""
-        if len(self.faults) < MAX_FAULTS:
+        """Record one stream fault (a short line) once; the first MAX_FAULTS are kept."""
+        if len(self.faults) < MAX_FAULTS and line not in self.faults:
             self.faults.append(line)
 
     @property
     def content(self) -> str:
-        self._join()
-        return self._joined[2]
+        return self._content.live
 
     @property
     def reasoning(self) -> str:
-        self._join()
-        return self._joined[3]
-
-    def _join(self) -> None:
-        # Joined lazily and cached: a listener reading the text per delta stays linear overall.
-        n, m = len(self._content), len(self._reasoning)
-        if (n, m) != self._joined[:2]:
-            content = "".join(self._content)
-            reasoning = "".join(self._reasoning)
-            self._content = [content] if content else []
-            self._reasoning = [reasoning] if reasoning else []
-            self._joined = (len(self._content), len(self._reasoning), content, reasoning)
+        return self._reasoning.live
 
     def feed(self, event: Any) -> bool:
         """Take one decoded `data:` event; True when it carried text (content or reasoning)."""
@@ -91,28 +141,36 @@ class StreamAssembler:
         fingerprint = event.get("system_fingerprint")
         if isinstance(fingerprint, str) and fingerprint:
             self._fingerprint = fingerprint
+        grew = self._choice(first_choice(event.get("choices")))
         if event.get("usage") is not None:
             self.usage = parse_usage(event.get("usage"))
+            # include_usage's last chunk: nothing the reply needs comes after it.
+            self.ended = bool(self.finish_reason)
+        return grew
+
+    def _choice(self, choice: dict[str, Any] | None) -> bool:
         # Only choice 0 is read: with n > 1 a server interleaves other choices' deltas.
-        choice = first_choice(event.get("choices"))
         if choice is None:
             return False
         self.choices += 1
+        finished = self.finish_reason
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
+            if finished and finish != finished:
+                self.fault(f"a second finish_reason {finish[:40]!r} after {finished[:40]!r}")
             self.finish_reason = finish
         delta = choice.get("delta")
         if not isinstance(delta, dict):
             return False
         grew = False
-        text = text_of(delta.get("content"))
+        text = _raw_text(delta.get("content"))
         if text:
-            self._content.append(text)
+            self._content.add(text)
             grew = True
         for name in REASONING_FIELDS:
-            piece = text_of(delta.get(name))
+            piece = _raw_text(delta.get(name))
             if piece:
-                self._reasoning.append(piece)
+                self._reasoning.add(piece)
                 self.reasoning_field = self.reasoning_field or name
                 grew = True
                 break
@@ -121,24 +179,64 @@ class StreamAssembler:
             self._indexed_calls = True
             for fragment in calls:
                 self._merge(fragment)
+            grew_calls = True
         elif isinstance(delta.get("function_call"), dict) and not self._indexed_calls:
             # The legacy single call, as parse_reply reads it when tool_calls is absent.
             self._merge({"index": 0, "function": delta["function_call"]})
+            grew_calls = True
+        else:
+            grew_calls = False
+        if finished and (grew or grew_calls):
+            self.fault("a delta after the finish_reason")
         return grew
+
+    def _slot(self, fragment: dict[str, Any]) -> int:
+        """Where a tool call fragment goes: its index, or the call it must belong to."""
+        index = fragment.get("index")
+        fid = fragment.get("id")
+        fid = fid if isinstance(fid, str) else ""
+        last = self._last
+        if not isinstance(index, int) or isinstance(index, bool):
+            self.fault("a tool call fragment without index")
+            # No index: a new call when the fragment names a new id, else the last call.
+            new = last < 0 or (fid and fid != self._calls[last]["id"])
+            return last + 1 if new else last
+        slot = self._alias.get(index, index)
+        call = self._calls.get(slot)
+        if call is None:
+            if index > last + 1:
+                self.fault(f"tool call index {index} before index {last + 1}")
+            elif index < 0:
+                self.fault(f"a negative tool call index {index}")
+            return slot
+        if fid and call["id"] and fid != call["id"]:
+            whole_call = False
+            # Parsed again only once the arguments doubled: a server that keeps changing
+            # ids cannot make this quadratic.
+            if call["size"] >= 2 * call["tried"]:
+                whole_call = _whole_object(call["arguments"])
+                call["tried"] = max(call["size"], 1)
+            if whole_call:
+                # One index for every call (seen with Ollama): a new id after a whole
+                # call starts the next call; later fragments of this index go there too.
+                self.fault(f"tool call index {index} used again for another call")
+                self._alias[index] = last + 1
+                return last + 1
+            self.fault(f"tool call {index} got a second, different id")
+        return slot
 
     def _merge(self, fragment: Any) -> None:
         if not isinstance(fragment, dict):
+            self.fault("a tool call fragment that is not an object")
             return
-        index = fragment.get("index")
-        if not isinstance(index, int) or isinstance(index, bool):
-            # No index: a new call when the fragment names a new id, else the last call.
-            fid = fragment.get("id")
-            last = max(self._calls) if self._calls else -1
-            new = last < 0 or (isinstance(fid, str) and fid and fid != self._calls[last]["id"])
-            index = last + 1 if new else last
-        call = self._calls.setdefault(
-            index, {"id": "", "type": "function", "name": None, "arguments": []}
-        )
+        slot = self._slot(fragment)
+        call = self._calls.get(slot)
+        if call is None:
+            # size: characters of string arguments; tried: the size at the last parse.
+            call = {"id": "", "type": "function", "name": None, "arguments": [], "size": 0}
+            call["tried"] = 0
+            self._calls[slot] = call
+            self._last = max(self._last, slot)
         fid = fragment.get("id")
         if isinstance(fid, str) and fid and not call["id"]:
             call["id"] = fid
@@ -148,32 +246,38 @@ class StreamAssembler:
         fn = fragment.get("function")
         if isinstance(fn, dict):
             name = fn.get("name")
-            if isinstance(name, str) and name and call["name"] is None:
-                call["name"] = name
+            if isinstance(name, str) and name:
+                if call["name"] is None:
+                    call["name"] = name
+                elif name != call["name"]:
+                    self.fault(f"tool call {slot} got a second, different name")
             args = fn.get("arguments")
             if args is not None:
                 call["arguments"].append(args)
+                call["size"] += len(args) if isinstance(args, str) else 0
 
     def _tool_calls(self) -> list[dict[str, Any]]:
         out = []
         for index in sorted(self._calls):
             c = self._calls[index]
             parts = c["arguments"]
-            arguments: Any = "".join(p for p in parts if isinstance(p, str))
+            # Joined before pairing: a surrogate pair may be split across two fragments.
+            arguments: Any = whole("".join(p for p in parts if isinstance(p, str)))
             if parts and not any(isinstance(p, str) for p in parts):
                 arguments = parts[-1]  # a server that sends an object, not a string
             fn: dict[str, Any] = {"arguments": arguments}
             if c["name"] is not None:
-                fn["name"] = c["name"]
-            out.append({"id": c["id"], "type": c["type"], "function": fn})
+                fn["name"] = whole(c["name"])
+            out.append({"id": whole(c["id"]), "type": c["type"], "function": fn})
         return out
 
     def reply(self) -> Reply:
         """The reply so far, as parse_reply would give it for the same message."""
+        reasoning = self._reasoning.final
         return Reply(
-            content=self.content,
-            reasoning=self.reasoning,
-            reasoning_field=self.reasoning_field if self.reasoning else "",
+            content=self._content.final,
+            reasoning=reasoning,
+            reasoning_field=self.reasoning_field if reasoning else "",
             finish_reason=self.finish_reason,
             tool_calls=self._tool_calls(),
             usage=dict(self.usage),
@@ -199,8 +303,10 @@ def read_stream(
     assembler: StreamAssembler,
     on_event: Callable[[bool], None] | None = None,
 ) -> Reply:
-    """Feed each `data:` event of a byte stream to `assembler` until `[DONE]` or the end;
-    `on_event(grew)` after each. The finished reply, or BackendError (protocol)."""
+    """Feed each `data:` event of a byte stream to `assembler` until the terminal event
+    (`[DONE]`, or a finish_reason with usage) or the end; `on_event(grew)` after each.
+    Nothing is read after the terminal event, so a server that keeps the connection
+    open is not waited for. The finished reply, or BackendError (protocol)."""
     for event in json_events(chunks):
         if event is DONE:
             assembler.done = True
@@ -208,6 +314,8 @@ def read_stream(
         grew = assembler.feed(event)
         if on_event is not None:
             on_event(grew)
+        if assembler.ended:
+            break
     return assembler.finish()
 
 

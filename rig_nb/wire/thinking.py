@@ -43,6 +43,21 @@ _EFFORT_KINDS = frozenset({"ollama", "lm-studio", "litellm", "openai"})
 # Kinds that read a replayed reasoning as `reasoning`; every other reads `reasoning_content`.
 _READS_REASONING = frozenset({"vllm", "ollama"})
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+# Names one switch goes by (top level, or inside chat_template_kwargs): a caller who sets
+# any of them gets none of the others from the mapping. `reasoning` is the Responses
+# API's (and OpenRouter's) effort object.
+_SWITCHES = (
+    frozenset({"reasoning_effort", "reasoning"}),
+    frozenset({"thinking_budget_tokens", "thinking_token_budget"}),
+)
+_TEMPLATE_SWITCHES = (frozenset({"enable_thinking", "thinking"}),)
+
+
+def _taken(name: str, given: Mapping[str, Any], switches: tuple[frozenset[str], ...]) -> bool:
+    """Whether the caller's `given` keys already set the switch `name` belongs to."""
+    if name in given:
+        return True
+    return any(name in names and not names.isdisjoint(given) for names in switches)
 
 
 def check_thinking(thinking: Any) -> None:
@@ -109,8 +124,10 @@ def with_thinking(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(`extra` with the `mapped` fields merged under it, the mapped fields actually sent).
 
-    A key the caller set wins, inside `chat_template_kwargs` too: a mapped key that
-    the caller also set is not sent and not recorded as sent.
+    A key the caller set wins, inside `chat_template_kwargs` too, and the mapping then
+    sends nothing beside it for that switch (a caller's `reasoning` means no mapped
+    `reasoning_effort`; a caller's `enable_thinking` no mapped `thinking`). What is not
+    sent is not recorded as sent.
     """
     merged = dict(extra)
     sent: dict[str, Any] = {}
@@ -118,11 +135,11 @@ def with_thinking(
         given = merged.get(key)
         if isinstance(value, Mapping) and (key not in merged or isinstance(given, Mapping)):
             inner = dict(given) if isinstance(given, Mapping) else {}
-            added = {k: v for k, v in value.items() if k not in inner}
+            added = {k: v for k, v in value.items() if not _taken(k, inner, _TEMPLATE_SWITCHES)}
             if added:
                 merged[key] = {**added, **inner}
                 sent[key] = added
-        elif key not in merged:
+        elif not _taken(key, extra, _SWITCHES):
             merged[key] = value
             sent[key] = value
     return merged, sent
