@@ -79,7 +79,7 @@ def seconds(value: object) -> float:
 
 
 def _n(x: float) -> str:
-    return f"{x:.1f}".rstrip("0").rstrip(".")
+    return f"{x:.1f}"
 
 
 def svg(width: int, height: int, body: str, label: str) -> str:
@@ -143,9 +143,8 @@ def legend(keys: list[str], y: float = 12) -> str:
     return "".join(parts)
 
 
-def _reasoning_share(it: Iteration) -> tuple[float, str]:
+def _reasoning_share(it: Iteration, usage: Usage) -> tuple[float, str]:
     """The share of the decoding spent on reasoning, and what it was estimated from."""
-    usage = Usage.of(it.usage)
     if usage.reasoning_tokens is not None and usage.completion_tokens > 0:
         share = usage.reasoning_tokens / usage.completion_tokens
         return min(max(share, 0.0), 1.0), "reasoning tokens"
@@ -174,7 +173,7 @@ def segments(it: Iteration) -> list[tuple[str, float, float, str]]:
     if it.streamed and ttft > 0:
         out.append(("wait", 0.0, ttft, f"{head} waiting for the first token: {ttft:.3f} s"))
         decode = latency - ttft
-        share, basis = _reasoning_share(it)
+        share, basis = _reasoning_share(it, usage)
         think = decode * share
         rate = it.decode_tok_s
         speed = f", {rate:.1f} tokens/s" if rate is not None else ""

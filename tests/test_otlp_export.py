@@ -12,10 +12,10 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from collector import Collector, spans
 from loopback import SocketServer, free_port
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2 as pb
 
@@ -26,50 +26,6 @@ from rig_nb.report import export_otlp
 TOKEN = "t0k3n-collector-path-77"
 HEADER_SECRET = "phx-header-SECRET-9931"
 CONTENT_KEYS = {"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.call.arguments"}
-
-
-class Collector(ThreadingHTTPServer):
-    """An OTLP/HTTP collector: answers `status` with `body`, keeps each parsed request."""
-
-    daemon_threads = True
-
-    def __init__(self, status: int = 200, body: bytes = b"", content_type: str = "") -> None:
-        self.status, self.body, self.content_type = status, body, content_type
-        self.requests: list[tuple[dict[str, str], Any]] = []
-        self.location = ""
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
-        self.thread.start()
-
-    def url(self, path: str = "/v1/traces") -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}{path}"
-
-    def close(self) -> None:
-        self.shutdown()
-        self.server_close()
-        self.thread.join(timeout=10)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: Collector
-
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-        body = self.rfile.read(int(self.headers.get("content-length", "0")))
-        request = pb.ExportTraceServiceRequest()
-        if self.headers.get("content-type") == "application/x-protobuf":
-            request.ParseFromString(body)
-        self.server.requests.append(({k.lower(): v for k, v in self.headers.items()}, request))
-        self.send_response(self.server.status)
-        if self.server.location:
-            self.send_header("Location", self.server.location)
-        if self.server.content_type:
-            self.send_header("Content-Type", self.server.content_type)
-        self.send_header("Content-Length", str(len(self.server.body)))
-        self.end_headers()
-        self.wfile.write(self.server.body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
 
 
 @pytest.fixture
@@ -107,16 +63,6 @@ def attrs(span: Any) -> dict[str, Any]:
         value = getattr(kv.value, kind)
         out[kv.key] = list(v.string_value for v in value.values) if kind == "array_value" else value
     return out
-
-
-def spans(collector: Collector) -> list[Any]:
-    return [
-        s
-        for _, request in collector.requests
-        for rs in request.resource_spans
-        for ss in rs.scope_spans
-        for s in ss.spans
-    ]
 
 
 def test_spans_reach_the_collector_as_protobuf(collector: Collector, traces: list[Trace]) -> None:
