@@ -228,7 +228,10 @@ def timeline_svg(trace: Trace) -> str:
         )
         for kind, s, d, title in marks:
             x = _LABEL + plot * (start + s) / span
-            parts.append(bar(x, y, plot * d / span, _ROW, COLORS[kind], title))
+            w = plot * d / span
+            if kind.startswith("tool") and w > 3:
+                w -= 1  # a gap, so that calls one after another stay apart
+            parts.append(bar(x, y, w, _ROW, COLORS[kind], title))
     y_axis = _TOP + len(rows) * (_ROW + _GAP)
     parts.append(axis(_LABEL, plot, y_axis, marks_at, " s"))
     height = y_axis + _AXIS + 4

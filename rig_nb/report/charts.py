@@ -77,7 +77,10 @@ def latency_svg(df: Any) -> str:
             cell[2].append(x)
     if not cells:
         return ""
-    shown = list(cells.items())[:MAX_BARS]
+    # Grouped by scenario (in first-seen order), endpoints in first-seen order within each.
+    order = {s: n for n, s in enumerate(dict.fromkeys(s for s, _ in cells))}
+    ranked = sorted(cells.items(), key=lambda item: order[item[0][0]])
+    shown = ranked[:MAX_BARS]
     top = max((max(c[2]) for _, c in shown if c[2]), default=0.0)
     marks = ticks(top)
     span = marks[-1] or 1.0
@@ -106,7 +109,9 @@ def latency_svg(df: Any) -> str:
                 f'<line x1="{x1:.1f}" y1="{mid:.1f}" x2="{x2:.1f}" y2="{mid:.1f}" '
                 'stroke="#333" stroke-width="1"/>'
             )
-            parts.append(_text(_LABEL + plot * med / span + 4, y + _BAR - 2, f"{med:.2f} s"))
+            parts.append(
+                _text(max(x2, _LABEL + plot * med / span) + 4, y + _BAR - 2, f"{med:.2f} s")
+            )
         else:
             parts.append(_text(_LABEL, y + _BAR - 2, f"{ok}/{n} ok, no latency", color="#777"))
         y += _BAR + _GAP

@@ -1,4 +1,5 @@
-"""A Phoenix server (arize-phoenix, pinned in scripts/setup-phoenix) on loopback for the real tier.
+"""A Phoenix server (arize-phoenix, pinned in scripts/setup-phoenix) on loopback: the real tier
+reads spans back from it, the browser tier takes the README's picture of it.
 
 scripts/setup-phoenix installs it into a venv of its own under the cache (about a minute
 once; then it returns at once). `phoenix_server()` starts `python -m phoenix.server.main
@@ -19,7 +20,7 @@ from pathlib import Path
 import httpx
 from loopback import free_port
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 # Keep in step with scripts/setup-phoenix (the venv is keyed by it).
 PHOENIX_VERSION = "20.26.1"
 START_S = 120.0  # /healthz answered after 13-25 s on 2 cores; a loaded machine takes longer
