@@ -12,7 +12,8 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2 as pb
 
 class Collector(ThreadingHTTPServer):
     """Answers `status` with `body` (default: an empty ExportTraceServiceResponse), keeps
-    each request's headers and parsed body; `location` is sent as a Location header."""
+    each request's headers and parsed body; `location` is sent as a Location header and
+    `headers_out` as they are."""
 
     daemon_threads = True
 
@@ -27,6 +28,7 @@ class Collector(ThreadingHTTPServer):
         self.status, self.body, self.content_type = status, body, content_type
         self.requests: list[tuple[dict[str, str], Any]] = []
         self.location = ""
+        self.headers_out: dict[str, str] = {}
         super().__init__(("127.0.0.1", 0), _Handler)
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
         self.thread.start()
@@ -52,6 +54,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(self.server.status)
         if self.server.location:
             self.send_header("Location", self.server.location)
+        for name, value in self.server.headers_out.items():
+            self.send_header(name, value)
         if self.server.content_type:
             self.send_header("Content-Type", self.server.content_type)
         self.send_header("Content-Length", str(len(self.server.body)))

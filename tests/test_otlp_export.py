@@ -8,6 +8,7 @@ the collector's URL nor any header's value.
 
 from __future__ import annotations
 
+import gzip
 import socket
 import threading
 import time
@@ -99,19 +100,31 @@ def test_content_only_with_include_content(collector: Collector, traces: list[Tr
     assert DEMO_PROMPT in sent[0]
 
 
-def test_many_traces_go_in_batches(collector: Collector, traces: list[Trace]) -> None:
+def test_many_traces_go_in_batches(
+    collector: Collector, traces: list[Trace], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from rig_nb.report import otlp
 
-    many = traces * 3000  # more spans than one request carries
+    monkeypatch.setattr(otlp, "MAX_BATCH_SPANS", 12)
+    many = traces * 5
     export_otlp(many, collector.url())
     per_trace = [1 + len(t.iterations) + len(t.tool_calls) for t in traces]
-    assert len(spans(collector)) == 3000 * sum(per_trace)
-    assert len(collector.requests) >= 2
-    assert all(
+    assert max(per_trace) <= 12
+    assert len(spans(collector)) == 5 * sum(per_trace)
+    sizes = [
         sum(len(ss.spans) for rs in r.resource_spans for ss in rs.scope_spans)
-        <= otlp.MAX_BATCH_SPANS
         for _, r in collector.requests
-    )
+    ]
+    assert len(sizes) >= 2 and max(sizes) <= 12
+    # A trace is never split between two requests.
+    for _, request in collector.requests:
+        roots = sum(
+            1
+            for rs in request.resource_spans
+            for s in rs.scope_spans[0].spans
+            if not s.parent_span_id
+        )
+        assert roots == len(request.resource_spans)
 
 
 def assert_clean(exc: BackendError, port: int) -> None:
@@ -219,3 +232,53 @@ def test_bad_arguments_fail_before_any_request(
         export_otlp(args.pop("traces"), args.pop("endpoint"), **args)
     assert "a\r\nb" not in str(info.value)
     assert collector.requests == []
+
+
+def test_a_refusal_body_is_read_bounded_and_never_inflated() -> None:
+    bomb = gzip.compress(b"<p>" + b"A" * 50_000_000)  # 50 MB once inflated, 50 KB sent
+    srv = Collector(500, bomb, "text/html")
+    srv.headers_out = {"Content-Encoding": "gzip"}
+    try:
+        with pytest.raises(BackendError) as info:
+            export_otlp([Trace()], srv.url(), deadline=5)
+        ((headers, _),) = srv.requests
+    finally:
+        srv.close()
+    assert str(info.value) == "ai backend: OTLP export: HTTP 500"
+    assert headers["accept-encoding"] == "identity"
+    huge = Collector(502, b"<b>Bad gateway</b> " + b"x" * 5_000_000, "text/html")
+    try:
+        with pytest.raises(BackendError) as info:
+            export_otlp([Trace()], huge.url(), deadline=5)
+    finally:
+        huge.close()
+    assert str(info.value).startswith("ai backend: OTLP export: HTTP 502: Bad gateway xxx")
+    assert len(str(info.value)) < 400
+
+
+class Drip(SocketServer):
+    """Answers 500 with a long body, one byte at a time, until released."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        super().__init__()
+
+    def serve(self, conn: socket.socket) -> None:
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 500 Oops\r\nContent-Length: 100000\r\n\r\n")
+        while not self.release.wait(0.05):  # the drip's pace
+            conn.sendall(b"x")
+
+
+def test_a_refusal_dripped_byte_by_byte_ends_at_the_deadline() -> None:
+    srv = Drip()
+    try:
+        started = time.monotonic()
+        with pytest.raises(BackendError) as info:
+            export_otlp([Trace()], f"http://127.0.0.1:{srv.port}/v1/traces", deadline=0.6)
+        elapsed = time.monotonic() - started
+    finally:
+        srv.release.set()
+        srv.close()
+    assert info.value.kind == "deadline"
+    assert elapsed < 5

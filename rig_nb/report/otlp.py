@@ -147,7 +147,10 @@ def _send(http: Any, endpoint: str, headers: dict[str, str], body: bytes, redact
         if 200 <= status < 300 and kind != "text/html":
             return
         raw = b""
-        for chunk in response.iter_bytes():
+        # Raw bytes, never decompressed (a small gzip body may inflate without bound); the
+        # request asked for none, and a compressed refusal is reported without its words.
+        compressed = response.headers.get("content-encoding", "identity").lower() != "identity"
+        for chunk in () if compressed else response.iter_raw():
             remaining()  # a body dripped past the deadline ends there
             raw += chunk
             if len(raw) >= _ERROR_BYTES:
@@ -199,7 +202,7 @@ def export_otlp(
     import httpx
 
     redact = _Redactions(endpoint, sent)
-    wire = {**sent, "Content-Type": "application/x-protobuf"}
+    wire = {**sent, "Content-Type": "application/x-protobuf", "Accept-Encoding": "identity"}
     # trust_env=False: no proxies, no netrc, no SSL_CERT_* from the environment.
     http = httpx.Client(
         transport=pool_transport(_shared_ssl_context()),
