@@ -17,6 +17,8 @@ from rig_nb import Client, RigError, RunRequest, Trace
 from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools
 from rig_nb.report import export_otlp
 
+pytestmark = pytest.mark.real
+
 KEY = "sk-phoenix-round-trip-5150"
 READ_BACK_S = 60.0  # Phoenix ingests a request asynchronously
 
