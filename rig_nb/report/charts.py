@@ -5,7 +5,7 @@ each mark's numbers on hover in its `<title>`; every label escaped; at most 760 
 `latency_svg` reads the rows of `compare()`; `load_svg` reads a `summarize(df)` that has a
 `load` column (one row per endpoint, scenario and load level). Numbers a row holds are
 drawn only when finite and non-negative, so any usage an endpoint sent draws a bounded
-picture. pandas is imported by the caller's DataFrame only.
+picture. Frames are read column by column; this module imports no pandas.
 """
 
 from __future__ import annotations
