@@ -40,6 +40,7 @@ SECTIONS = {
     "compare": "compare_bench",
     "traceview": "traceview",
     "report": "report_bench",
+    "pictures": "pictures_bench",
     "imports": "imports",
 }
 # Their owners' scripts: `measure(samples)` only.

@@ -14,6 +14,7 @@ import re
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from ._svg import timeline_svg
 from .content import strip_reasoning
 from .usage import Usage
 
@@ -350,11 +351,12 @@ def trace_summary(trace: Trace) -> str:
 
 
 def trace_html(trace: Trace) -> str:
-    """The static (non-widget) table of a trace."""
+    """The static (non-widget) table of a trace, under its timeline."""
     rows = [iteration_cells(it) for it in trace.iterations]
     styles = [[""] * len(ITERATION_HEADER) for _ in rows]
     return (
-        f"<div><p>{esc(trace_summary(trace))}</p>{table_html(ITERATION_HEADER, rows, styles)}</div>"
+        f"<div><p>{esc(trace_summary(trace))}</p>{timeline_svg(trace)}"
+        f"{table_html(ITERATION_HEADER, rows, styles)}</div>"
     )
 
 

@@ -132,8 +132,10 @@ def parse(path: Path) -> tuple[str, Page]:
 
 
 def assert_static(raw: str, page: Page) -> None:
-    """No script, no active content, nothing fetched, no link leaving the page."""
-    forbidden = {"script", "img", "iframe", "object", "embed", "link", "base", "form", "svg"}
+    """No script, no active content, nothing fetched, no link leaving the page; pictures are
+    inline SVG made of shapes and text only (no <image>, <use>, <foreignObject>)."""
+    forbidden = {"script", "img", "iframe", "object", "embed", "link", "base", "form"}
+    forbidden |= {"image", "use", "foreignobject", "animate", "set"}
     assert not [t for t, _ in page.tags if t in forbidden]
     for tag, attrs in page.tags:
         assert not [k for k in attrs if k.startswith("on")], (tag, attrs)

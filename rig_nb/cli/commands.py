@@ -225,9 +225,15 @@ def cmd_run(args: Namespace) -> int:
     # A trace with no reply in it (refused connection, 404) says nothing the error does not.
     if failure is None or _replied(trace):
         print(trace.to_json(indent=2) if args.json else format_trace(trace, redact=redact))
+    sent = True
+    if getattr(args, "otlp", None):
+        from .otlp import send_otlp
+
+        sys.stdout.flush()
+        sent = send_otlp([trace], args.otlp)
     if failure is not None:
         raise failure
-    return 0
+    return 0 if sent else 1
 
 
 def _not_ok(trace: Trace, prog: str) -> str:

@@ -215,6 +215,10 @@ def cmd_compare(args: Namespace) -> int:
         written &= _write(
             "--traces", traces_n, args.traces, lambda: save_traces(traces, args.traces)
         )
+    if getattr(args, "otlp", None):
+        from .otlp import send_otlp
+
+        written &= send_otlp(traces, args.otlp)
     _endpoint_hints(args, endpoints, frame)
     failed = int((frame["outcome"] != "ok").sum())
     if failed:

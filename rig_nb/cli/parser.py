@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from .. import __version__
 from ..wire import TOOL_CHOICES
+from .otlp import otlp_arg
 from .text import invoked_as
 
 __all__ = ["build_parser"]
@@ -288,6 +289,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     _reasoning_args(p)
     p.add_argument("--json", action="store_true", help="print the trace as JSON")
+    otlp_arg(p)
 
     p = _sub(
         sub,
@@ -318,6 +320,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
     p.add_argument("--traces", metavar="FILE", help="also write every trace as JSON Lines")
     p.add_argument("--json", action="store_true", help="print the rows as JSON records")
+    otlp_arg(p)
 
     p = _sub(
         sub,

@@ -3,6 +3,7 @@
     save_html(df, "report.html")        # a compare DataFrame, a Trace, or a list of Traces
     save_traces(traces, "traces.jsonl"); load_traces("traces.jsonl")
     to_otel(trace)                      # OTLP/JSON, GenAI semantic conventions (see otel.py)
+    export_otlp(traces, "http://127.0.0.1:6006/v1/traces")  # to a collector (see otlp.py)
 
 The HTML report (rendered by `html.py`) is one file that needs no script and no
 network to read, with every endpoint string escaped; the output is deterministic. A trace
@@ -17,5 +18,14 @@ from .files import check_path
 from .html import save_html
 from .jsonl import MAX_LINE_BYTES, load_traces, save_traces
 from .otel import to_otel
+from .otlp import export_otlp
 
-__all__ = ["MAX_LINE_BYTES", "check_path", "load_traces", "save_html", "save_traces", "to_otel"]
+__all__ = [
+    "MAX_LINE_BYTES",
+    "check_path",
+    "export_otlp",
+    "load_traces",
+    "save_html",
+    "save_traces",
+    "to_otel",
+]

@@ -31,8 +31,10 @@ from .._html import (
     preview,
     table_html,
 )
+from .._svg import timeline_svg
 from ..trace import Iteration, ToolCallRecord, Trace
 from ..usage import Usage
+from .charts import charts_html
 from .files import write_file
 
 if TYPE_CHECKING:
@@ -199,6 +201,7 @@ def _trace_html(trace: Trace, anchor: str, title: str, outcome: str) -> str:
         parts.append(f"<h4>error</h4>{pre(trace.error, '')}")
     parts.append(f'<details class="msgs"><summary>settings</summary>{pre(settings, "")}</details>')
     if rows:
+        parts.append(timeline_svg(trace))
         parts.append(f'<div class="scroll">{table_html(ITERATION_HEADER, rows, styles)}</div>')
     prev: Iteration | None = None
     for it in trace.iterations:
@@ -282,6 +285,7 @@ def _frame_html(frame: Any) -> tuple[str, str]:
         f"{len(matrix.index)} scenarios.</p>",
         f'<h2>Summary</h2><p class="muted">{_MATRIX_NOTE}</p>',
         f'<div class="scroll">{table_html(header, cells, styles)}</div>',
+        charts_html(df, matrix),
     ]
     columns = [str(c) for c in df.columns]
     rows, sections = [], []

@@ -13,6 +13,7 @@ import ipywidgets as widgets
 
 from .._html import esc, table_html
 from ..compare import summarize
+from ..report.charts import charts_html
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -152,6 +153,8 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
         self.matrix = widgets.HTML(
             value=matrix_html(self.summary_frame) if self.summary_frame is not None else ""
         )
+        # Latency per cell, and against load when the summary has levels (rig_nb.report.charts).
+        self.charts = widgets.HTML(value=charts_html(df, self.summary_frame) if has_matrix else "")
         header = [str(c) for c in df.columns]
         rows: list[list[str]] = []
         styles: list[list[str]] = []
@@ -172,7 +175,7 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
         self.rows.set_title(0, f"all {len(df)} rows")
         self.summary = widgets.Label(value=self._summary())
         self.legend = widgets.HTML(value=self._legend())
-        super().__init__([self.summary, self.matrix, self.legend, self.rows])
+        super().__init__([self.summary, self.matrix, self.charts, self.legend, self.rows])
 
     def _summary(self) -> str:
         if "outcome" not in self.df.columns or self.df.empty:
@@ -199,7 +202,8 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
         data: dict[str, Any] | None = super()._repr_mimebundle_(**kwargs)
         if data is not None:
             # Shown where widgets cannot render (a static viewer of a saved notebook).
-            data["text/html"] = self.matrix.value + self.legend.value + self.table.value
+            parts = (self.matrix, self.charts, self.legend, self.table)
+            data["text/html"] = "".join(w.value for w in parts)
         return data
 
     def close(self) -> None:

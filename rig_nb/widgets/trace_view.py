@@ -42,6 +42,7 @@ from .._html import (
     trace_html,
     trace_summary,
 )
+from .._svg import timeline_svg
 from ..trace import Iteration, Trace
 
 __all__ = ["IterationRow", "TraceView", "display_trace", "register_display"]
@@ -101,11 +102,15 @@ def _outcome_color(outcome: str) -> str:
 
 
 def top_html(trace: Trace) -> str:
-    """The summary line (its outcome is `trace.outcome`) and the legend above the header."""
+    """The summary line (its outcome is `trace.outcome`), the run's timeline (rig_nb._svg),
+    and the legend above the header."""
     style = f"line-height:{LINE_PX}px;color:{_outcome_color(trace.outcome)}"
     summary = f'<div style="{style}">{esc(trace_summary(trace))}</div>'
+    timeline = (
+        f'<div style="margin:2px 0 6px">{timeline_svg(trace)}</div>' if trace.iterations else ""
+    )
     legend = f'<div style="font-size:11px;color:#666;line-height:1.3">{LEGEND}</div>'
-    return summary + legend + row_html(ITERATION_HEADER, header=True)
+    return summary + timeline + legend + row_html(ITERATION_HEADER, header=True)
 
 
 def _signature(it: Iteration) -> tuple[Any, ...]:
