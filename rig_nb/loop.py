@@ -47,6 +47,7 @@ from .wire.thinking import (
     check_thinking,
     describe_sent,
     inline_reasoning,
+    needs_kind,
     replay_field,
     replays,
     with_thinking,
@@ -274,10 +275,11 @@ def _replayed(client: Backend, request: RunRequest, it: Iteration) -> tuple[str,
     setting = request.reasoning_field
     reply_field = it.reasoning_field if it.reasoning_content else ""
     # The server kind (one GET, cached) only when neither the setting nor the reply names it.
-    fallback = replay_field(setting, reply_field, "")
-    if not fallback:
-        fallback = client.wire.replay_field(client.server_kind)
-    return reasoning, fallback
+    where = replay_field(setting, reply_field)
+    if not where:
+        # The server kind (one GET, cached) only when the reply does not name the field.
+        where = client.wire.replay_field(client.server_kind if needs_kind(reply_field) else "")
+    return reasoning, where
 
 
 def _send(client: Backend, sent: Request, it: Iteration, trace: Trace, request: RunRequest) -> Any:

@@ -26,7 +26,7 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 
 from rig_nb import Client
 from rig_nb.testing import Response, ScriptedServer
-from rig_nb.wire import StreamAssembler, read_stream
+from rig_nb.wire import Request, StreamAssembler, Turn, read_stream
 
 SEEDS = range(48)
 WORDS = ["the", "tool", "r\u00e9sum\u00e9", "\u20ac5", "\U0001f600", "\u4e2d\u6587", "a\nb"]
@@ -214,10 +214,9 @@ def test_rig_nb_and_the_sdk_read_the_same_stream_alike(seed: int, server: Script
     server.push(stream_response(pieces), stream_response(pieces))
     expected = said(what)
     assert sdk_read(server.base_url) == expected
-    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 64}
-    assembler = StreamAssembler()
+    request = Request("m", (Turn("user", "hi"),), 64, stream=True)
     with Client(server.base_url) as client:
-        reply = client.stream(body, assembler)
+        reply = client.stream(request, client.reader())
     assert rig_read(reply) == expected
     assert reply.stream_faults == []
     # In process, the exact cuts (TCP may join what the server wrote apart).

@@ -32,7 +32,7 @@ from rig_nb.demo import DemoServer
 from rig_nb.demo.recording import RecordingProxy
 from rig_nb.demo.replay import ReplayPersona, load_recording, recorded_personas
 from rig_nb.testing import Response, ScriptedServer, chat_reply, sse_body, tool_call
-from rig_nb.wire import stream_chunks
+from rig_nb.wire import Request, stream_chunks
 
 LOOP = RunRequest("real", 128, prompt="Echo hi twice, then answer.", tools=(ECHO,))
 SCRIPT: list[Response | Mapping[str, Any]] = [
@@ -136,7 +136,7 @@ def test_past_the_recorded_end_the_last_round_is_served_again(tmp_path: Path) ->
 def test_a_malformed_request_is_refused_like_any_persona(demo: DemoServer) -> None:
     with Client(demo.base_url, max_retries=0) as client:
         with pytest.raises(BackendError) as info:
-            client.chat({"model": "replayed", "messages": []})
+            client.chat(Request("replayed", (), 16))
     assert info.value.status_code == 400
 
 

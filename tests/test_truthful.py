@@ -28,6 +28,7 @@ from rig_nb.testing import (
     sse_body,
     tool_call,
 )
+from rig_nb.wire import Request
 
 LONE = "report-\udcff.txt"  # what os.fsdecode makes of a non-UTF-8 file name
 
@@ -140,7 +141,7 @@ def test_a_retry_note_names_our_own_backoff(server: ScriptedServer) -> None:
     server.push(Response({"error": {"message": "busy"}}, status=503))
     with Client(server.base_url, timeout=0.25, max_retries=2) as client:
         with pytest.raises(BackendError) as caught:
-            client.chat({"model": "m", "messages": [], "max_tokens": 8})
+            client.chat(Request("m", (), 8))
     message = caught.value.message
     assert "asks to retry" not in message
     assert "rig_nb's own backoff" in message and "timeout of 0.25 s" in message
@@ -151,7 +152,7 @@ def test_a_retry_note_quotes_the_endpoint_only_when_it_asked(server: ScriptedSer
     server.push(Response({"error": {"message": "busy"}}, status=429, headers={"retry-after": "60"}))
     with Client(server.base_url, timeout=1, max_retries=2) as client:
         with pytest.raises(BackendError) as caught:
-            client.chat({"model": "m", "messages": [], "max_tokens": 8})
+            client.chat(Request("m", (), 8))
     assert "(the endpoint asks to retry after 60 s)" in caught.value.message
     assert "backoff" not in caught.value.message
 
@@ -168,7 +169,7 @@ def test_an_html_error_page_is_reduced_to_its_text(server: ScriptedServer) -> No
     server.push(Response(NGINX_PAGE.encode(), status=502, headers={"content-type": "text/html"}))
     with Client(server.base_url, max_retries=0) as client:
         with pytest.raises(BackendError) as caught:
-            client.chat({"model": "m", "messages": [], "max_tokens": 8})
+            client.chat(Request("m", (), 8))
     message = caught.value.message
     assert message == (
         "ai backend: HTTP 502: 502 Bad Gateway 502 Bad Gateway Tom & Jerry's proxy nginx"

@@ -30,7 +30,7 @@ import functools
 import inspect
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -72,6 +72,13 @@ _KEEP_REQUESTS = 1000
 # Characters per streamed content or reasoning delta: about two tokens.
 _PIECE_CHARS = 8
 _SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}
+
+
+# Every wire's route but chat's (which the personas speak): the path, and what answers it
+# for every persona (`answer_responses` is the pattern a wire's demo route follows).
+WIRE_ROUTES: dict[str, Callable[..., Response | Mapping[str, Any]]] = {
+    "/v1/responses": answer_responses
+}
 
 
 @functools.cache
@@ -195,12 +202,13 @@ class DemoServer(LoopbackServer):
             if name not in self.personas:
                 return _error(404, f"model {name!r} not found", "not_found_error")
             return self._model(name)
-        if path not in ("/v1/chat/completions", "/v1/responses"):
+        wire_route = WIRE_ROUTES.get(path)
+        if path != "/v1/chat/completions" and wire_route is None:
             return _error(404, f"no route for {request.method} {path or '/'}", "not_found_error")
         if request.method != "POST":
             return _error(405, f"method {request.method} not allowed on {path}")
-        if path == "/v1/responses":
-            return answer_responses(
+        if wire_route is not None:
+            return wire_route(
                 request.body,
                 self.personas,
                 not_found=lambda name: _error(404, f"model {name!r} not found", "not_found_error"),

@@ -181,7 +181,7 @@ def export_otlp(
     `.../v1/traces` URL) as protobuf, within `deadline` seconds in all; BackendError on any
     failure (kind connect, deadline, http or reply), naming no URL and no header value."""
     from .._transport import deadline_scope, pool_transport
-    from ..client import _shared_ssl_context
+    from ..http_backend import _shared_ssl_context
 
     sent = _check(endpoint, headers, deadline)
     items = [traces] if isinstance(traces, Trace) else list(traces)

@@ -28,6 +28,7 @@ __all__ = [
     "describe_sent",
     "inline_reasoning",
     "input_field",
+    "needs_kind",
     "replay_field",
     "replay_reasoning",
     "replays",
@@ -166,15 +167,20 @@ def replays(mode: str, has_calls: bool) -> bool:
     return mode == "all" or (mode == "tool_turns" and has_calls)
 
 
-def replay_field(setting: str, reply_field: str, default: str) -> str:
-    """The field to send reasoning back in: the setting, else the field the reply used
-    (a `reasoning_details` list or inline reasoning goes back in `default`, the server
-    kind's input field on the wire; "" when that is still to be found)."""
+def replay_field(setting: str, reply_field: str) -> str:
+    """The field to send reasoning back in: the setting, else the field the reply used;
+    "" when the wire picks it (`Wire.replay_field`)."""
     if setting != "auto":
         return setting
     if reply_field in ("reasoning_content", "reasoning", "thinking"):
         return reply_field
-    return default
+    return ""
+
+
+def needs_kind(reply_field: str) -> bool:
+    """Whether the wire's pick for a reply's reasoning depends on the server kind: a
+    `reasoning_details` list or inline reasoning goes back in the kind's input field."""
+    return reply_field in ("", "reasoning_details")
 
 
 def inline_reasoning(raw_content: str, text: str) -> str:

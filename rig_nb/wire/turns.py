@@ -56,10 +56,15 @@ class Turn:
         message: dict[str, Any] = {"role": self.role, "content": self.text}
         if self.role != "assistant":
             return message
-        message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c in self.calls
-        ]
+        if self.calls:
+            message["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for c in self.calls
+            ]
         if self.reasoning and self.reasoning_field:
             if self.reasoning_field == "content":
                 inline = f"<think>{self.reasoning}</think>"

@@ -22,6 +22,7 @@ tests/real/FINDINGS.md ("Every family's own markup") has the raw markup per fami
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -34,13 +35,13 @@ from grammars import gbnf_literal
 from llama_server_procs import MODEL, TEMPLATE_FLAVOUR, Proc, ServerEnv, llama_server
 
 from rig_nb import Client, RunRequest, Tool, find_text_tool_calls, leak_dialects
-from rig_nb.backend import Models
+from rig_nb.backend import Backend, Models
 from rig_nb.capabilities.advice import advice
 from rig_nb.content import text_for_calls
 from rig_nb.dialects import has_text_tool_calls
 from rig_nb.loop import markup_in_call, run_trace
 from rig_nb.probe import probe_trace
-from rig_nb.wire import Reply, StreamAssembler
+from rig_nb.wire import Reader, Reply, Request, Turn
 
 TIMEOUT_S = 300.0
 ON_TOKENS = 8  # each turn's output is the end-of-turn token (END_OF_TURN)
@@ -285,31 +286,46 @@ class Prefilled:
 
     def __init__(self, client: Client, prefix: str, markup: str) -> None:
         self.client, self.prefix, self.markup = client, prefix, markup
-        self.endpoint, self.redact, self.api = client.endpoint, client.redact, client.api
+        self.endpoint, self.redact, self.wire = client.endpoint, client.redact, client.wire
+
+    @property
+    def api(self) -> str:
+        return self.client.api
 
     @property
     def server_kind(self) -> str:
         return self.client.server_kind
 
-    def _body(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        messages = list(body["messages"])
-        after_result = messages[-1]["role"] == "tool"
+    def _prefilled(self, request: Request) -> Request:
+        after_result = request.turns[-1].role == "tool"
         prefill = self.prefix + (ANSWER if after_result else self.markup)
-        messages.append({"role": "assistant", "content": prefill})
-        return {**body, "messages": messages, "logit_bias": END_OF_TURN}
+        turns = (*request.turns, Turn("assistant", prefill))
+        extra = {**request.extra, "logit_bias": END_OF_TURN}
+        return dataclasses.replace(request, turns=turns, extra=extra)
 
-    def chat(self, body: Mapping[str, Any], *, retries: bool = True) -> Reply:
-        return self.client.chat(self._body(body), retries=retries)
+    def chat(self, request: Request, *, retries: bool = True) -> Reply:
+        return self.client.chat(self._prefilled(request), retries=retries)
+
+    def reader(self) -> Reader:
+        return self.client.reader()
 
     def stream(
         self,
-        body: Mapping[str, Any],
-        assembler: StreamAssembler,
+        request: Request,
+        reader: Reader,
         *,
         on_event: Callable[[bool], None] | None = None,
         retries: bool = True,
     ) -> Reply:
-        return self.client.stream(self._body(body), assembler, on_event=on_event, retries=retries)
+        return self.client.stream(
+            self._prefilled(request), reader, on_event=on_event, retries=retries
+        )
+
+    def over(self, api: str) -> Backend:
+        return Prefilled(self.client.over(api), self.prefix, self.markup)
+
+    def server_route(self, path: str, body: Mapping[str, Any] | None = None) -> bytes:
+        return self.client.server_route(path, body)
 
     def list_models(self) -> Models:
         return self.client.list_models()
