@@ -197,10 +197,10 @@ def test_on_llama_cpp_apply_template_is_the_judge(renders: set[str], verdict: st
 
 
 def test_the_replay_conversation_carries_the_marker_in_one_field_only() -> None:
-    plain = replay_conversation(None)
+    plain = [t.as_message() for t in replay_conversation(None)]
     assert [m["role"] for m in plain] == ["user", "assistant", "tool"]
     for field in REPLAY_CANDIDATES:
-        turn = replay_conversation(field)[1]
+        turn = replay_conversation(field)[1].as_message()
         assert set(turn) - set(plain[1]) == {field}
 
 
@@ -247,7 +247,8 @@ def test_vllm_counts_the_reasoning_it_reads_in_prompt_tokens(demo: DemoServer) -
 
     counts = []
     for field in (None, "reasoning_content", "reasoning"):
-        body = {"model": "vllm-reads-reasoning", "messages": replay_conversation(field)}
+        messages = [t.as_message() for t in replay_conversation(field)]
+        body = {"model": "vllm-reads-reasoning", "messages": messages}
         reply = httpx.post(f"{demo.base_url}/chat/completions", json=body, timeout=10)
         counts.append(reply.json()["usage"]["prompt_tokens"])
     assert counts[0] == counts[1] < counts[2]

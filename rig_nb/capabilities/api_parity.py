@@ -1,9 +1,9 @@
-"""The doctor's `api_parity` check: the probe and the reasoning question over both wires.
+"""The doctor's `api_parity` check: the probe and the reasoning question over every wire.
 
-The chat side is what the report already asked; this sends the same two requests over
-`/responses` (two more requests) and compares how each turn ended, where reasoning
-went, tool calls, finish, leaks and usage. Verdicts: `same`, `differs: ...`, or
-`responses unsupported (STATUS)` when the route is not there.
+The report's own wire is what it already asked; this sends the same two requests over
+each other wire (two more requests a wire) and compares how each turn ended, where
+reasoning went, tool calls, finish, leaks and usage. Verdicts: `same`, `differs: ...`,
+or `NAME unsupported (STATUS)` for a wire whose route is not there.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import BackendError
 from ..probe import probe_trace
+from ..wire import WIRES
 
 if TYPE_CHECKING:
     from ..backend import Backend
@@ -22,10 +23,11 @@ __all__ = ["api_parity"]
 
 # Statuses that say "no such route" rather than "this request failed".
 _NOT_HERE = frozenset({404, 405, 501})
-_ADVICE_UNSUPPORTED = (
-    'the server has no /v1/responses: keep api="chat", or upgrade to a server that has it '
-    "(vLLM, llama.cpp's llama-server, Ollama >= 0.13.3, LM Studio, a LiteLLM proxy)"
-)
+# What to do when a wire's route is not there, by wire.
+_ADVICE_UNSUPPORTED = {
+    "responses": 'the server has no /v1/responses: keep api="chat", or upgrade to a server '
+    "that has it (vLLM, llama.cpp's llama-server, Ollama >= 0.13.3, LM Studio, a LiteLLM proxy)",
+}
 _ADVICE_DIFFERS = {
     "llama.cpp": "llama-server converts /v1/responses to chat internally: it reports every "
     "reply as completed (no incomplete at the budget) and prefixes call ids with call_; "
@@ -53,30 +55,38 @@ def _status(trace: Trace) -> str:
     return type(exc).__name__ if exc is not None else "error"
 
 
-def _compare(label: str, chat: Trace, responses: Trace) -> list[str]:
-    if not chat.iterations or not responses.iterations:
+def _compare(label: str, first: tuple[str, Trace], second: tuple[str, Trace]) -> list[str]:
+    """How the same request ended over two wires, (name, trace) each, as short lines."""
+    (one, x), (two, y) = first, second
+    if not x.iterations or not y.iterations:
         return []
-    a, b = chat.iterations[-1], responses.iterations[-1]
+    a, b = x.iterations[-1], y.iterations[-1]
     if a.ending == "error" and b.ending == "error":
         return []
     if (a.ending == "error") != (b.ending == "error"):
-        which = f"responses ({_status(responses)})" if b.ending == "error" else "chat"
+        which = f"{two} ({_status(y)})" if b.ending == "error" else f"{one} ({_status(x)})"
         return [f"{label}: fails only over {which}"]
     diffs = []
     if a.ending != b.ending:
-        diffs.append(f"{label}: ends {a.ending} over chat, {b.ending} over responses")
+        diffs.append(f"{label}: ends {a.ending} over {one}, {b.ending} over {two}")
     if _where(a) != _where(b):
-        diffs.append(f"{label}: reasoning in {_where(a)} over chat, {_where(b)} over responses")
+        diffs.append(f"{label}: reasoning in {_where(a)} over {one}, {_where(b)} over {two}")
     if a.leaks != b.leaks:
         leaks = [",".join(it.leaks) or "none" for it in (a, b)]
-        diffs.append(f"{label}: leaks {leaks[0]} over chat, {leaks[1]} over responses")
+        diffs.append(f"{label}: leaks {leaks[0]} over {one}, {leaks[1]} over {two}")
     if a.finish_reason != b.finish_reason:
         diffs.append(f"{label}: finish {a.finish_reason} vs {b.finish_reason}")
     for key in ("reasoning_tokens", "completion_tokens"):
         if (key in a.usage) != (key in b.usage):
-            side = "chat" if key in a.usage else "responses"
+            side = one if key in a.usage else two
             diffs.append(f"{label}: {key} reported only over {side}")
     return diffs
+
+
+def _in_order(pair: dict[str, Trace]) -> tuple[tuple[str, Trace], tuple[str, Trace]]:
+    """Two wires' traces in the order of WIRES, whichever wire the report used."""
+    first, second = sorted(pair.items(), key=lambda kv: list(WIRES).index(kv[0]))
+    return first, second
 
 
 def api_parity(
@@ -88,8 +98,10 @@ def api_parity(
     probe_here: Trace,
 ) -> tuple[str, str, str, Trace]:
     """`api_parity`'s (verdict, evidence, advice, trace) from the traces the report has
-    (over the client's wire) and the same two requests over the other wire (`ask(client)`
-    asks the reasoning question). Verdicts read chat first whichever wire the report used."""
+    (over the client's wire) and the same two requests over every other wire
+    (`ask(backend)` asks the reasoning question); a wire whose probe is answered "no
+    such route" is `NAME unsupported (STATUS)` and asked nothing more. Each pair reads in
+    the order of WIRES, whichever wire the report used."""
     here = [question_here, probe_here]
     if all(not t.iterations or t.iterations[-1].ending == "error" for t in here):
         # Nothing to compare against: the check says what the other checks say.
@@ -97,23 +109,34 @@ def api_parity(
         status = exc.status_code if isinstance(exc, BackendError) else None
         verdict = f"error {status}" if status is not None else "error"
         return (verdict, f"every {client.api} request failed", "", probe_here)
-    other = client.over("responses" if client.api == "chat" else "chat")
-    probe_there = probe_trace(other, model)
-    missing = probe_there.exception
-    if (
-        other.api == "responses"
-        and isinstance(missing, BackendError)
-        and missing.status_code in _NOT_HERE
-    ):
-        verdict = f"responses unsupported ({missing.status_code})"
-        return (verdict, "the probe over /responses", _ADVICE_UNSUPPORTED, probe_there)
-    question_there = ask(other)
-    question = {client.api: question_here, other.api: question_there}
-    probe = {client.api: probe_here, other.api: probe_there}
-    diffs = _compare("question", question["chat"], question["responses"])
-    diffs += _compare("probe", probe["chat"], probe["responses"])
-    if not diffs:
-        evidence = "the probe and the question end the same over chat and responses"
-        return ("same", evidence, "", question["responses"])
-    advice = _ADVICE_DIFFERS.get(server, _ADVICE_DIFFERS[""])
-    return ("differs: " + "; ".join(diffs), "", advice, question["responses"])
+    diffs: list[str] = []
+    unsupported: list[str] = []
+    compared: list[str] = []
+    shown = question_here
+    fixes: list[str] = []
+    for name in WIRES:
+        if name == client.api:
+            continue
+        other = client.over(name)
+        probe_there = probe_trace(other, model)
+        missing = probe_there.exception
+        if isinstance(missing, BackendError) and missing.status_code in _NOT_HERE:
+            unsupported.append(f"{name} unsupported ({missing.status_code})")
+            fixes.append(_ADVICE_UNSUPPORTED.get(name, ""))
+            shown = probe_there
+            continue
+        question_there = ask(other)
+        compared.append(name)
+        diffs += _compare("question", *_in_order({client.api: question_here, name: question_there}))
+        diffs += _compare("probe", *_in_order({client.api: probe_here, name: probe_there}))
+        shown = question_there
+    if diffs:
+        fixes.insert(0, _ADVICE_DIFFERS.get(server, _ADVICE_DIFFERS[""]))
+        verdict = "differs: " + "; ".join([*diffs, *unsupported])
+        return (verdict, "", " ".join(f for f in fixes if f), shown)
+    if unsupported and not compared:
+        return ("; ".join(unsupported), "the probe over each wire", " ".join(fixes), shown)
+    wires = " and ".join([client.api, *compared])
+    evidence = f"the probe and the question end the same over {wires}"
+    verdict = "; ".join(["same", *unsupported])
+    return (verdict, evidence, " ".join(f for f in fixes if f), shown)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError
+from ..wire import WIRES
 from .commands import NO_EXCHANGE, api_key
 from .hints import CommandError, explain, install, url_problem
 from .text import (
@@ -79,8 +80,9 @@ def read_endpoints(path: str, key_var: str | None = None) -> list[Endpoint]:
                 f"{where}: base_url: {url_problem(table['base_url'], exc)}"
             ) from None
         api = table.get("api", "chat")
-        if api not in ("chat", "responses"):
-            raise CommandError(f'{where}: \'api\' must be "chat" or "responses"')
+        if not isinstance(api, str) or api not in WIRES:
+            names = ", ".join(f'"{name}"' for name in WIRES)
+            raise CommandError(f"{where}: 'api' must be one of {names}")
         endpoints.append(Endpoint(table["name"], table["base_url"], table["model"], key, api))
     return endpoints
 

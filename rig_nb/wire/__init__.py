@@ -13,7 +13,6 @@ Everything else works on `Reply` and on the messages these functions build.
 
 from .base import HTTPStatusFailure, Reader, Reply, Sender, Wire
 from .chat import (
-    CHAT,
     NO_CHOICES,
     REASONING_FIELDS,
     RESERVED_FIELDS,
@@ -40,7 +39,8 @@ from .chat import (
     user_message,
     uses_max_completion_tokens,
 )
-from .responses import RESPONSES
+from .chat_wire import CHAT
+from .responses_wire import RESPONSES
 from .sse import iter_events
 from .stream import StreamAssembler, read_stream, stream_chunks
 from .turns import Call, Request, ToolSpec, Turn

@@ -12,16 +12,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..errors import BackendError
-from .base import Reply, Wire
+from .base import Reply
 from .turns import Request, Turn
-
-if TYPE_CHECKING:
-    from .base import Reader, Sender
 
 __all__ = [
     "RESERVED_FIELDS",
@@ -408,61 +404,3 @@ def request_body(request: Request) -> dict[str, Any]:
         extra_body=request.extra,
         response_format=request.response_format,
     )
-
-
-class ChatWire(Wire):
-    """Chat completions (`/chat/completions`), sent by the openai SDK; server-sent events."""
-
-    name = "chat"
-    route = "/chat/completions"
-    framing = "sse"
-
-    def body(self, request: Request) -> dict[str, Any]:
-        return request_body(request)
-
-    def parse(self, content: bytes) -> Reply:
-        return parse_reply_body(content)
-
-    def reader(self) -> Reader:
-        from .stream import StreamAssembler
-
-        return StreamAssembler()
-
-    def read_stream(
-        self,
-        chunks: Iterable[bytes],
-        reader: Reader,
-        on_event: Callable[[bool], None] | None = None,
-    ) -> Reply:
-        from .stream import StreamAssembler, read_stream
-
-        assert isinstance(reader, StreamAssembler)
-        return read_stream(chunks, reader, on_event)
-
-    def thinking_fields(self, thinking: bool | str | int | None, kind: str) -> dict[str, Any]:
-        from .thinking import thinking_fields
-
-        return thinking_fields(thinking, kind)
-
-    def replay_field(self, kind: str) -> str:
-        from .thinking import input_field
-
-        return input_field(kind)
-
-    @contextmanager
-    def send(self, sender: Sender, body: Mapping[str, Any], stream: bool) -> Iterator[Any]:
-        params, extra = sdk_arguments(body)
-        completions = sender.sdk.chat.completions
-        if not stream:
-            yield completions.with_raw_response.create(**params, extra_body=extra).http_response
-            return
-        with completions.with_streaming_response.create(
-            **params, stream=True, extra_body=extra
-        ) as raw:
-            yield raw.http_response
-
-    def models(self, sender: Sender) -> Any:
-        return sender.sdk.models.with_raw_response.list().http_response
-
-
-CHAT = ChatWire()

@@ -17,18 +17,15 @@ view grows and what arrived before a failure is kept where the loop looks for it
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError
-from .base import Reply, Wire
-from .chat import REASONING_FIELDS, clean, request_body, text_of
-from .thinking import input_field, thinking_fields
-from .turns import Request
+from .base import Reply
+from .chat import REASONING_FIELDS, clean, text_of
 
 if TYPE_CHECKING:
-    from .base import Reader, Sender
+    pass
 
 __all__ = [
     "NO_OUTPUT",
@@ -299,60 +296,3 @@ def parse_response_body(content: bytes) -> Reply:
     except (ValueError, RecursionError):
         raise BackendError("ai backend: reply is not valid JSON", kind="reply") from None
     return parse_response(data)
-
-
-class ResponsesWire(Wire):
-    """The Responses API (`/responses`), sent by the openai SDK; server-sent events."""
-
-    name = "responses"
-    route = "/responses"
-    framing = "sse"
-    not_found = (
-        "this endpoint may have no Responses API: /responses answered 404; "
-        'api="chat" uses /chat/completions'
-    )
-
-    def body(self, request: Request) -> dict[str, Any]:
-        return responses_body(request_body(request))
-
-    def parse(self, content: bytes) -> Reply:
-        return parse_response_body(content)
-
-    def reader(self) -> Reader:
-        from .responses_stream import ResponsesReader
-
-        return ResponsesReader()
-
-    def read_stream(
-        self,
-        chunks: Iterable[bytes],
-        reader: Reader,
-        on_event: Callable[[bool], None] | None = None,
-    ) -> Reply:
-        from .responses_stream import ResponsesReader, read_response_stream
-
-        assert isinstance(reader, ResponsesReader)
-        return read_response_stream(chunks, reader, on_event)
-
-    def thinking_fields(self, thinking: bool | str | int | None, kind: str) -> dict[str, Any]:
-        return thinking_fields(thinking, kind)
-
-    def replay_field(self, kind: str) -> str:
-        return input_field(kind)
-
-    @contextmanager
-    def send(self, sender: Sender, body: Mapping[str, Any], stream: bool) -> Iterator[Any]:
-        params = {k: v for k, v in body.items() if k in RESPONSES_FIELDS}
-        extra = {k: v for k, v in body.items() if k not in RESPONSES_FIELDS and k != "stream"}
-        sdk = sender.sdk.responses
-        if not stream:
-            yield sdk.with_raw_response.create(**params, extra_body=extra).http_response
-            return
-        with sdk.with_streaming_response.create(**params, stream=True, extra_body=extra) as raw:
-            yield raw.http_response
-
-    def models(self, sender: Sender) -> Any:
-        return sender.sdk.models.with_raw_response.list().http_response
-
-
-RESPONSES = ResponsesWire()
