@@ -1,17 +1,12 @@
-"""The Responses wire (`/responses`): a chat-shaped body as a Responses request, and a
-Responses reply or event stream as the same `Reply` the chat wire gives.
+"""The Responses API's shapes (`/responses`): a `Request` as a Responses request, and a
+Responses reply as the same `Reply` every wire gives.
 
-The loop builds chat bodies (`chat.chat_body`) and reads `Reply`; this module is the
-whole translation, so the loop, the trace and every ending are the same over both
-wires. Requests: `input` items (`message`, `function_call`, `function_call_output`,
-and `reasoning` items with `reasoning_text` content for replayed reasoning),
-`instructions` for the first system prompt, `store: false`, `max_output_tokens`, flat
-function tools. Replies: `output` items (`message`, `reasoning`, `function_call`);
-`status: "incomplete"` for the output budget is finish "length", for the content filter
-finish "content_filter". A stream is read into output items told apart by
-`output_index`, as the specification (and the openai SDK's own reader) does; its text
-also goes to the chat `StreamAssembler` the loop handed over as it arrives, so a live
-view grows and what arrived before a failure is kept where the loop looks for it.
+Requests: `input` items (`message`, `function_call`, `function_call_output`, and
+`reasoning` items with `reasoning_text` content for replayed reasoning), `instructions`
+for the first system prompt, `store: false`, `max_output_tokens`, flat function tools.
+Replies: `output` items (`message`, `reasoning`, `function_call`); `status:
+"incomplete"` for the output budget is finish "length", for the content filter finish
+"content_filter". Streams are `responses_stream.py`'s; the `Wire` is `responses_wire.py`.
 """
 
 from __future__ import annotations
@@ -22,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError
 from .base import Reply
-from .chat import REASONING_FIELDS, clean, text_of
+from .chat import check_extra_body, check_response_format, clean, text_of
 
 if TYPE_CHECKING:
-    pass
+    from .turns import Request, Turn
 
 __all__ = [
     "NO_OUTPUT",
@@ -40,15 +35,8 @@ NO_OUTPUT = "ai backend: reply has no output"
 # What goes to the SDK's `responses.create` by name; the rest goes as extra_body, as built:
 # the SDK's transform of typed `input` items costs more than the whole round (measured).
 RESPONSES_FIELDS = frozenset({"model", "max_output_tokens", "store", "temperature"})
-# Reasoning an echoed assistant turn may carry, in the order the replay writes them.
-_REPLAY_FIELDS = (*REASONING_FIELDS, "reasoning_text", "summary_text")
-_CHAT_ONLY = frozenset({"messages", "max_tokens", "max_completion_tokens", "stream_options"})
 _KNOWN_ITEMS = frozenset({"message", "reasoning", "function_call"})
 _TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
-
-
-def _message_text(message: Mapping[str, Any]) -> str:
-    return text_of(message.get("content"))
 
 
 def _reasoning_item(text: str) -> dict[str, Any]:
@@ -60,58 +48,43 @@ def _reasoning_item(text: str) -> dict[str, Any]:
     }
 
 
-def _input_items(messages: Iterable[Mapping[str, Any]]) -> tuple[str | None, list[Any]]:
-    """(instructions, input items) for chat messages; the first system message is the
-    instructions, later ones stay messages."""
+def _input_items(turns: Iterable[Turn]) -> tuple[str | None, list[Any]]:
+    """(instructions, input items) for the turns; the first system turn is the
+    instructions, later ones stay messages. Reasoning sent back is a `reasoning` item
+    before its turn's message and calls, whichever field the turn names."""
     instructions: str | None = None
     items: list[Any] = []
-    for m in messages:
-        role = m.get("role")
+    for turn in turns:
+        role = turn.role
         if role == "system" and instructions is None and not items:
-            instructions = _message_text(m)
+            instructions = turn.text
         elif role == "assistant":
-            for name in _REPLAY_FIELDS:
-                reasoning = text_of(m.get(name))
-                if reasoning:
-                    items.append(_reasoning_item(reasoning))
-                    break
-            content = _message_text(m)
-            if content:
+            if turn.reasoning and turn.reasoning_field:
+                items.append(_reasoning_item(turn.reasoning))
+            if turn.text:
                 items.append(
                     {
                         "type": "message",
                         "role": "assistant",
-                        "content": [{"type": "output_text", "text": content}],
+                        "content": [{"type": "output_text", "text": turn.text}],
                     }
                 )
-            for call in m.get("tool_calls") or []:
-                fn = call.get("function") or {}
-                items.append(
-                    {
-                        "type": "function_call",
-                        "call_id": call.get("id", ""),
-                        "name": fn.get("name", ""),
-                        "arguments": fn.get("arguments", ""),
-                    }
-                )
+            items.extend(
+                {
+                    "type": "function_call",
+                    "call_id": call.id,
+                    "name": call.name,
+                    "arguments": call.arguments,
+                }
+                for call in turn.calls
+            )
         elif role == "tool":
             items.append(
-                {
-                    "type": "function_call_output",
-                    "call_id": m.get("tool_call_id", ""),
-                    "output": _message_text(m),
-                }
+                {"type": "function_call_output", "call_id": turn.call_id, "output": turn.text}
             )
         else:
-            items.append({"type": "message", "role": role, "content": _message_text(m)})
+            items.append({"type": "message", "role": role, "content": turn.text})
     return instructions, items
-
-
-def _tool(spec: Mapping[str, Any]) -> Any:
-    fn = spec.get("function")
-    if spec.get("type") != "function" or not isinstance(fn, Mapping):
-        return dict(spec)
-    return {"type": "function", **fn}
 
 
 def _tool_choice(choice: Any) -> Any:
@@ -128,33 +101,45 @@ def _text_format(response_format: Mapping[str, Any]) -> dict[str, Any]:
     return dict(response_format)
 
 
-def responses_body(chat: Mapping[str, Any]) -> dict[str, Any]:
-    """The Responses request for a chat-shaped request body (extra fields passed as they are;
-    `reasoning_effort` becomes `reasoning.effort` unless the body sets `reasoning`).
+def responses_body(request: Request) -> dict[str, Any]:
+    """The Responses request for `request` (extra fields passed as they are;
+    `reasoning_effort` becomes `reasoning.effort` unless the extra fields set `reasoning`).
 
-    `response_format` goes out as the API's `text.format` too, unless the body sets `text`:
-    vLLM applies the one, llama-server's /v1/responses (which hands the body on to its chat
+    `response_format` goes out as the API's `text.format` too, unless `text` is set: vLLM
+    applies the one, llama-server's /v1/responses (which hands the body on to its chat
     route) the other.
     """
-    instructions, items = _input_items(chat.get("messages") or [])
-    body: dict[str, Any] = {"model": chat.get("model"), "input": items, "store": False}
+    instructions, items = _input_items(request.turns)
+    body: dict[str, Any] = {"model": request.model, "input": items, "store": False}
     if instructions is not None:
         body["instructions"] = instructions
-    budget = chat.get("max_tokens", chat.get("max_completion_tokens"))
-    if budget is not None:
-        body["max_output_tokens"] = budget
-    if "tools" in chat:
-        body["tools"] = [_tool(t) for t in chat["tools"]]
-    if "tool_choice" in chat:
-        body["tool_choice"] = _tool_choice(chat["tool_choice"])
-    for key, value in chat.items():
-        if key in _CHAT_ONLY or key in body or key in ("tools", "tool_choice"):
-            continue
-        if key == "reasoning_effort" and "reasoning" not in chat:
+    body["max_output_tokens"] = request.max_tokens
+    if request.temperature != 0:
+        body["temperature"] = request.temperature
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": dict(t.parameters),
+            }
+            for t in request.tools
+        ]
+        if request.tool_choice is not None:
+            body["tool_choice"] = _tool_choice(request.tool_choice)
+    extra = check_extra_body(request.extra)
+    formatted = check_response_format(request.response_format)
+    if formatted is not None:
+        body["response_format"] = formatted
+        if "text" not in extra:
+            body["text"] = {"format": _text_format(formatted)}
+    for key, value in extra.items():
+        if key in body and key != "response_format":
+            continue  # what the wire renders wins over a same-named extra field
+        if key == "reasoning_effort" and "reasoning" not in extra:
             body["reasoning"] = {"effort": value}
             continue
-        if key == "response_format" and "text" not in chat and isinstance(value, Mapping):
-            body["text"] = {"format": _text_format(value)}
         body[key] = value
     return body
 

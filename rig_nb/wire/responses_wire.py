@@ -11,7 +11,6 @@ from contextlib import contextmanager
 from typing import Any
 
 from .base import Reader, Reply, Sender, Wire
-from .chat import request_body
 from .responses import RESPONSES_FIELDS, parse_response_body, responses_body
 from .responses_stream import ResponsesReader, read_response_stream
 from .thinking import input_field, thinking_fields
@@ -32,7 +31,7 @@ class ResponsesWire(Wire):
     )
 
     def body(self, request: Request) -> dict[str, Any]:
-        return responses_body(request_body(request))
+        return responses_body(request)
 
     def parse(self, content: bytes) -> Reply:
         return parse_response_body(content)
