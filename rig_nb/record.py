@@ -101,6 +101,9 @@ def _fill(it: Iteration, reply: Reply) -> None:
     it.usage = dict(reply.usage)
     it.stream_faults = list(reply.stream_faults)
     it.reasoning_signature = reply.reasoning_signature
+    it.server_timings = dict(reply.server_timings)
+    if reply.context_cut:
+        it.context_cut = True
 
 
 def record_round(

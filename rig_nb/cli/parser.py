@@ -13,7 +13,7 @@ import sys
 from typing import Any, NoReturn
 
 from .. import __version__
-from ..wire import TOOL_CHOICES
+from ..wire import TOOL_CHOICES, WIRES
 from .otlp import otlp_arg
 from .text import invoked_as
 
@@ -194,9 +194,11 @@ def _endpoint_args(p: argparse.ArgumentParser, prog: str, *, model: bool = True)
         p.add_argument("--model", required=True, help=f"the model name, as listed by {prog} models")
         p.add_argument(
             "--api",
-            choices=("chat", "responses"),
+            choices=tuple(WIRES),
             default="chat",
-            help="the wire: chat (/chat/completions, the default) or responses (/responses)",
+            help="the wire: "
+            + ", ".join(f"{w.name} ({w.route})" for w in WIRES.values())
+            + "; chat is the default",
         )
     _key_arg(p)
     _timing_args(p)

@@ -37,6 +37,10 @@ class Reply:
     finish_reason: str = ""
     tool_calls: list[Any] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
+    # What the server says about its own work (Iteration.server_timings).
+    server_timings: dict[str, float] = field(default_factory=dict)
+    # The server said it cut the prompt to fit its window (Iteration.context_cut).
+    context_cut: bool = False
     headers: dict[str, str] = field(default_factory=dict)
     top_level: frozenset[str] = frozenset()
     system_fingerprint: str = ""
