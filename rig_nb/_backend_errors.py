@@ -12,13 +12,14 @@ import random
 import re
 import ssl
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 import openai
 
 from .errors import BackendError
 from .redact import Redactor
 
-__all__ = ["backend_error", "page_text", "retry_delay", "retryable"]
+__all__ = ["backend_error", "context_numbers", "page_text", "retry_delay", "retryable"]
 
 _RETRY_STATUS = frozenset({408, 409, 429})
 _MAX_BACKOFF_S = 8.0
@@ -58,6 +59,76 @@ def _endpoint_message(exc: openai.APIStatusError) -> str:
     return page_text(text)
 
 
+# A prompt that does not fit, as each server says it; a 4xx alone, and "context" alone (a 400
+# about chat_template_kwargs), say nothing of the kind.
+_CONTEXT_TYPES = frozenset({"exceed_context_size_error", "context_length_exceeded"})
+_CONTEXT_SAID = re.compile(
+    r"maximum context length|exceeds? the (?:available )?context size|prompt is too long"
+    r"|longer than the model's context length|context ?window ?exceeded"
+    r"|greater than the context length|context length of only",
+    re.IGNORECASE,
+)
+# (window, prompt tokens) out of the message's own words, first match wins for each.
+_WINDOW_SAID = (
+    re.compile(r"maximum context length is (\d+)", re.IGNORECASE),
+    re.compile(r"context length \((\d+) tokens\)", re.IGNORECASE),
+    re.compile(r"tokens > (\d+) maximum", re.IGNORECASE),
+    re.compile(r"context length of only (\d+)", re.IGNORECASE),
+)
+_PROMPT_SAID = (
+    re.compile(r"\((\d+) in the messages", re.IGNORECASE),
+    re.compile(r"request has (\d+) input tokens", re.IGNORECASE),
+    re.compile(r"messages resulted in (\d+) tokens", re.IGNORECASE),
+    re.compile(r"you requested (\d+) tokens", re.IGNORECASE),
+    re.compile(r"prompt is too long: (\d+) tokens", re.IGNORECASE),
+    re.compile(r"input \((\d+) tokens\)", re.IGNORECASE),
+)
+# Counts beyond this are not a window any model has: a lie, not a number.
+MAX_TOKENS_SAID = 1 << 30
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 0 < value <= MAX_TOKENS_SAID else None
+
+
+def _said(patterns: tuple[re.Pattern[str], ...], text: str) -> int | None:
+    for pattern in patterns:
+        found = pattern.search(text)
+        if found and len(found.group(1)) <= 10:
+            return _count(int(found.group(1)))
+    return None
+
+
+def context_numbers(
+    status: int | None, body: Any, message: str
+) -> tuple[int | None, int | None] | None:
+    """(context window, prompt tokens) when a 4xx error says the prompt does not fit (each
+    None when the server gave no number), else None.
+
+    llama.cpp: type `exceed_context_size_error` with `n_ctx` and `n_prompt_tokens`; vLLM
+    and OpenAI: "maximum context length is N tokens"; Ollama: "exceeds the model's maximum
+    context length"; Anthropic: "prompt is too long: N tokens > M maximum"; SGLang: "is
+    longer than the model's context length (M tokens)"; LM Studio: "context length of only N".
+    """
+    if status is None or not 400 <= status < 500:
+        return None
+    err = body.get("error", body) if isinstance(body, dict) else None
+    kind = err.get("type") if isinstance(err, dict) else None
+    code = err.get("code") if isinstance(err, dict) else None
+    typed = kind in _CONTEXT_TYPES or code in _CONTEXT_TYPES
+    text = message[:_MAX_ERROR_SCAN]
+    if not typed and not _CONTEXT_SAID.search(text):
+        return None
+    window = _count(err.get("n_ctx")) if isinstance(err, dict) else None
+    prompt = _count(err.get("n_prompt_tokens")) if isinstance(err, dict) else None
+    return (
+        window if window is not None else _said(_WINDOW_SAID, text),
+        prompt if prompt is not None else _said(_PROMPT_SAID, text),
+    )
+
+
 def page_text(text: str) -> str:
     """The words of an error body: an HTML page reduced to its text (no script, style or
     head but the title; entities decoded), whitespace collapsed."""
@@ -72,11 +143,28 @@ def backend_error(exc: BaseException, redact: Redactor, deadline: float | None) 
     from . import _transport
 
     if isinstance(exc, BackendError):
-        return BackendError(redact(exc.message)[:400], status_code=exc.status_code, kind=exc.kind)
+        return BackendError(
+            redact(exc.message)[:400],
+            status_code=exc.status_code,
+            kind=exc.kind,
+            context_window=exc.context_window,
+            prompt_tokens=exc.prompt_tokens,
+        )
     if isinstance(exc, openai.APIStatusError):
-        msg = redact(_endpoint_message(exc))[:_MAX_MESSAGE]
+        said = _endpoint_message(exc)
+        msg = redact(said)[:_MAX_MESSAGE]
         status = exc.status_code
         text = f"ai backend: HTTP {status}" + (f": {msg}" if msg else "")
+        numbers = context_numbers(status, exc.body, said)
+        if numbers is not None:
+            window, prompt = numbers
+            return BackendError(
+                text,
+                status_code=status,
+                kind="context",
+                context_window=window,
+                prompt_tokens=prompt,
+            )
         return BackendError(text, status_code=status, kind="http")
     chain = list(_causes(exc))
     if deadline is not None and (

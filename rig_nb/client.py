@@ -433,6 +433,34 @@ class Client:
 
         return self._attempts(send, retries=False)
 
+    def server_json(self, path: str, body: Mapping[str, Any] | None = None) -> Any:
+        """A server's own metadata route at the server root (the base URL without `/v1`):
+        `GET path`, or `POST path` with JSON `body`; the parsed JSON. One request, no
+        retries, bounded by the timeout, the deadline and the response cap; BackendError
+        when it fails or is not JSON."""
+        from . import strict_json
+
+        root = self._base_url.removesuffix("/v1")
+
+        def send() -> Any:
+            url = f"{root}{path}"
+            response = (
+                self._http.get(url) if body is None else self._http.post(url, json=dict(body))
+            )
+            if response.status_code >= 400:
+                raise BackendError(
+                    f"ai backend: HTTP {response.status_code} from {path.split('?')[0]}",
+                    status_code=response.status_code,
+                )
+            try:
+                return strict_json.loads(response.content)
+            except ValueError:
+                raise BackendError(
+                    f"ai backend: {path.split('?')[0]} did not answer JSON", kind="reply"
+                ) from None
+
+        return self._attempts(send, retries=False)
+
     def probe_tool_calling(
         self,
         model: str,

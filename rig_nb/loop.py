@@ -98,6 +98,9 @@ class RunRequest:
     reasoning_field: str = "auto"
     # Sent as is ({"type": "json_schema", ...}); checked before any request.
     response_format: Mapping[str, Any] | None = None
+    # Tokens one request may hold (Ollama's num_ctx on its native wire); None sends nothing.
+    # The chat and Responses wires have no such field: recorded in settings as not sent.
+    context_window: int | None = None
 
 
 @dataclass
@@ -150,6 +153,11 @@ def check_request(request: RunRequest) -> tuple[list[Tool], int, dict[str, Any]]
     check_thinking(request.thinking)
     check_replay(request.reasoning_replay, request.reasoning_field)
     check_response_format(request.response_format)
+    window = request.context_window
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int)):
+        raise ValueError("context_window must be an int > 0 or None")
+    if window is not None and window <= 0:
+        raise ValueError("context_window must be > 0")
     return tools, min(request.max_iterations or DEFAULT_ITERATIONS, MAX_ITERATIONS), extra
 
 
@@ -289,7 +297,7 @@ def _send(
     try:
         return record_round(client, body, it, trace, stream=request.stream)
     except BackendError as exc:
-        if exc.status_code != 400 or not it.thinking_sent:
+        if exc.status_code != 400 or not it.thinking_sent or exc.kind == "context":
             raise
         # The endpoint may be refusing a field the thinking switch added: say which.
         raise BackendError(
@@ -298,6 +306,8 @@ def _send(
             "in extra_body and leave thinking unset)",
             status_code=exc.status_code,
             kind=exc.kind,
+            context_window=exc.context_window,
+            prompt_tokens=exc.prompt_tokens,
         ) from None
 
 
@@ -328,6 +338,10 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
     }
     if request.response_format is not None:
         trace.settings["response_format"] = check_response_format(request.response_format)
+    if request.context_window is not None:
+        # No field of the chat or Responses wire carries it.
+        trace.settings["context_window"] = request.context_window
+        trace.settings["context_window_sent"] = False
     trace.iterations.clear()
     messages: list[dict[str, Any]] = []
     if request.system:

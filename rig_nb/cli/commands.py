@@ -56,6 +56,8 @@ _ENDINGS = {
     "reasoning_only": "the reply held reasoning but no answer",
     "tool_calls_in_reasoning": "the model wrote its tool calls inside its reasoning",
     "empty": "the reply was empty",
+    "context_truncated": "the server dropped part of the conversation (prompt tokens fell "
+    "below an earlier turn's; raise its context window)",
 }
 
 

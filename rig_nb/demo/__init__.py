@@ -36,6 +36,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..testing import LoopbackServer, RecordedRequest, Response, sse_body, streamed
 from ..tool import Tool, tool
+from .context_personas import metadata_route
 from .kit import Persona, Said, Stream, Turn
 from .personas import XSS_IMG, XSS_SCRIPT, default_personas
 from .replay import recorded_personas
@@ -195,6 +196,9 @@ class DemoServer(LoopbackServer):
             if name not in self.personas:
                 return _error(404, f"model {name!r} not found", "not_found_error")
             return self._model(name)
+        served = metadata_route(self.personas, request)
+        if served is not None:
+            return served
         if path not in ("/v1/chat/completions", "/v1/responses"):
             return _error(404, f"no route for {request.method} {path or '/'}", "not_found_error")
         if request.method != "POST":

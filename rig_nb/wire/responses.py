@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..errors import BackendError
-from .chat import REASONING_FIELDS, Reply, clean, text_of
+from .chat import REASONING_FIELDS, Reply, clean, server_timings, text_of, with_timings
 from .sse import DONE, json_events
 from .stream import StreamAssembler
 
@@ -172,11 +172,15 @@ def response_usage(raw: Any) -> dict[str, int]:
     for holder, key in (
         ("output_tokens_details", "reasoning_tokens"),
         ("input_tokens_details", "cached_tokens"),
+        ("prompt_tokens_details", "cached_tokens"),
     ):
         details = raw.get(holder)
         value = _int(details.get(key)) if isinstance(details, dict) else None
-        if value is not None:
+        if value is not None and key not in usage:
             usage[key] = value
+    cached = _int(raw.get("cache_read_input_tokens"))
+    if cached is not None and "cached_tokens" not in usage:
+        usage["cached_tokens"] = cached
     return usage
 
 
@@ -270,7 +274,8 @@ def parse_response(body: Any) -> Reply:
         reasoning_field=field,
         finish_reason=_finish(body, bool(calls)),
         tool_calls=calls,
-        usage=response_usage(body.get("usage")),
+        usage=with_timings(response_usage(body.get("usage")), server_timings(body)),
+        server_timings=server_timings(body),
         top_level=frozenset(k for k in body if isinstance(k, str)),
         system_fingerprint=fingerprint if isinstance(fingerprint, str) else "",
     )
@@ -439,6 +444,7 @@ class _ResponsesReader:
         final.update({k: None for k in (*event, *response) if isinstance(k, str) and k not in skip})
         self._feed(final)
         a.usage = response_usage(response.get("usage"))
+        a.timings = server_timings(response)
         self.ended = True
         return grew
 
