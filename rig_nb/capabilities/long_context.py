@@ -192,11 +192,15 @@ def long_prompt(words: int) -> str:
     )
 
 
-def context_window_check(client: Client, model: str, server: str, window: int | None) -> Found:
-    """(name, verdict, evidence, advice, trace) of `context_window`; one request at most."""
+def context_window_check(
+    client: Client, model: str, server: str, window: int | None, asked: str = ""
+) -> Found:
+    """(name, verdict, evidence, advice, trace) of `context_window`; one request at most.
+    `asked` names the metadata routes read (ServerFacts.evidence)."""
     name = "context_window"
     if window is None:
-        return name, "n/a", "no context window known: the server's routes did not say", "", None
+        why = f"no context window known ({asked or 'no route asked'})"
+        return name, "n/a", why, "", None
     if window > MAX_WINDOW_CHECKED:
         why = f"window {window} tokens, larger than the doctor's bound of {MAX_WINDOW_CHECKED}"
         return name, "fits", why, "", None
@@ -333,7 +337,8 @@ def long_context_checks(
     """`context_window` and `prefix_cache`, in that order; the prefix is asked first, while
     the server may still hold turn 1 in its cache."""
     prefix = prefix_cache_check(client, model, server, probe, question)
-    return [context_window_check(client, model, server, facts.context_window), prefix]
+    window = context_window_check(client, model, server, facts.context_window, facts.evidence)
+    return [window, prefix]
 
 
 def report_head(
