@@ -30,11 +30,11 @@ from urllib.parse import quote
 
 from .._backend_errors import MAX_TOKENS_SAID
 from ..errors import BackendError, Cancelled, RigError
-from ..probe import PROBE_MAX_TOKENS, PROBE_TOOL
+from ..probe import PROBE_TOOL
 from ..record import record_one
 from ..trace import Iteration, Trace
 from ..wire import assistant_message, chat_body, tool_message, user_message
-from ..wire.thinking import replay_reasoning
+from ..wire.thinking import inline_reasoning, replay_reasoning
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -62,6 +62,8 @@ MARKER = "RIGNB-CONTEXT-MARKER-7431"
 # One token per word on the tokenizers seen (a space and a common short word).
 FILLER_WORD = "the"
 FOLLOW_UP = "Thank you. Now say it again in one short sentence."
+# Turn 2 is read for its usage, not its answer: a short budget keeps it quick.
+PREFIX_MAX_TOKENS = 16
 _VERSION_CHARS = 80
 _EVIDENCE_CHARS = 200
 
@@ -306,8 +308,8 @@ def prefix_cache_check(
         return name, "n/a", "no earlier reply with usage to continue", "", None
     spec = [PROBE_TOOL] if first.tool_calls else []
     choice = probe.settings.get("tool_choice", "auto") if spec else None
-    body = chat_body(model, _continued(first), PROBE_MAX_TOKENS, tools=spec, tool_choice=choice)
-    trace, _ = record_one(client, body, {"kind": "prefix_cache", "max_tokens": PROBE_MAX_TOKENS})
+    body = chat_body(model, _continued(first), PREFIX_MAX_TOKENS, tools=spec, tool_choice=choice)
+    trace, _ = record_one(client, body, {"kind": "prefix_cache", "max_tokens": PREFIX_MAX_TOKENS})
     it = trace.iterations[-1]
     if trace.exception is not None:
         return name, _status(trace.exception), _cut(client.redact(trace.error)), "", trace
@@ -324,7 +326,8 @@ def prefix_cache_check(
     if server == "llama.cpp" and cached is not None and cached < before:
         first_body = chat_body(model, first.messages, 1, tools=spec, tool_choice=choice)
         second_body = chat_body(model, body["messages"], 1, tools=spec, tool_choice=choice)
-        said = template_break(client, first_body, second_body, first.reasoning_content)
+        reasoning = first.reasoning_content or inline_reasoning(first.raw_content, first.text)
+        said = template_break(client, first_body, second_body, reasoning)
         evidence += f"; /apply-template: {said}" if said else ""
     partial = cached is not None and 0 < cached < before // 2
     fix = long_context_advice(server, name, "not reused" if partial else verdict)
