@@ -331,3 +331,22 @@ def test_cli_run_exits_1_on_a_truncated_conversation(
     ran = cli(capsys, "run", "--base-url", server.base_url, "--model", "m", "--prompt", "go")
     assert ran.returncode == 1
     assert "outcome context_truncated" in ran.stderr + ran.stdout
+
+
+def test_cli_run_says_the_prompt_does_not_fit(
+    capsys: pytest.CaptureFixture[str], server: Any
+) -> None:
+    error = {
+        "code": 400,
+        "message": "request (5123 tokens) exceeds the available context size (4096 tokens)",
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": 5123,
+        "n_ctx": 4096,
+    }
+    server.push(Response({"error": error}, 400))
+    ran = cli(capsys, "run", "--base-url", server.base_url, "--model", "m", "--prompt", "go")
+    assert ran.returncode == 1
+    assert "does not fit the server's context window of 4096 tokens (5123 tokens sent)" in (
+        ran.stderr
+    )
+    assert "doctor names the flag" in ran.stderr

@@ -323,13 +323,15 @@ def prefix_cache_check(
         verdict = f"reused {cached} of {before}"
     evidence = f"turn 1: {before} prompt tokens; turn 2: {_count(it.usage.get('prompt_tokens'))}"
     evidence += f" prompt tokens, {cached if cached is not None else 'no'} cached"
+    broke = False
     if server == "llama.cpp" and cached is not None and cached < before:
         first_body = chat_body(model, first.messages, 1, tools=spec, tool_choice=choice)
         second_body = chat_body(model, body["messages"], 1, tools=spec, tool_choice=choice)
         reasoning = first.reasoning_content or inline_reasoning(first.raw_content, first.text)
         said = template_break(client, first_body, second_body, reasoning)
         evidence += f"; /apply-template: {said}" if said else ""
-    partial = cached is not None and 0 < cached < before // 2
+        broke = "stops extending" in said
+    partial = broke or (cached is not None and 0 < cached < before // 2)
     fix = long_context_advice(server, name, "not reused" if partial else verdict)
     return name, verdict, _cut(client.redact(evidence), 320), fix, trace
 
