@@ -117,6 +117,8 @@ def test_the_doctor_reads_the_window_and_tests_it(
     check = report.check("context_window")
     assert check.verdict == verdict
     assert _model_requests(sent) <= MODEL_REQUESTS
+    long = [r for r in sent if len(r.body) > 6_000]  # the request past the window, alone
+    assert len(long) == (0 if window is None else 1)
     head = describe_report(report).splitlines()[0]
     assert head.startswith(f"{model}: server {server}")
     assert (version in head) and (f"context window {window} tokens" in head if window else True)

@@ -8,7 +8,9 @@
 A real HTTP server on 127.0.0.1 (random free port unless `port` is given, one
 thread per connection, TCP_NODELAY) serving `POST /v1/chat/completions` and
 `GET /v1/models` (and `/v1/models/<id>`), and every persona on `POST /v1/responses`
-too (`rig_nb.demo.responses_route`). Each model is a `Persona`
+too (`rig_nb.demo.responses_route`), and the metadata routes of the servers its
+personas play (llama.cpp `/props`, Ollama `/api/version` and `/api/show`:
+`rig_nb.demo.context_personas`). Each model is a `Persona`
 (`rig_nb.demo.kit`) that reproduces reply shapes reported from real self-hosted
 servers, deterministically from what the request holds
 (`rig_nb.demo.personas`, `rig_nb.demo.dialect_personas`); the `*-recorded`

@@ -21,7 +21,7 @@ import httpx
 import pytest
 from llama_server_procs import MODEL, Proc, ServerEnv, llama_server
 
-from rig_nb import BackendError, Client, RunRequest, Trace
+from rig_nb import BackendError, Client, IterationLimitError, RunRequest, Tool, Trace
 from rig_nb.capabilities.long_context import (
     context_window_check,
     long_prompt,
@@ -143,3 +143,37 @@ def test_a_qwen3_style_template_breaks_the_prefix_and_apply_template_says_where(
     assert "earlier reasoning dropped there" in evidence
     assert "template" in advice
     print(verdict, "|", evidence)
+
+
+def test_a_real_two_turn_run_reports_the_second_turns_cached_tokens(qwen3_style: Proc) -> None:
+    # The grammar makes the model write its call as text each turn (tool_choice "none" lets
+    # a grammar go with tools); recovery runs it, so the run has a second turn.
+    call = json.dumps({"name": "get_weather", "arguments": {"city": "Paris"}})
+    written = f"I will look it up.</think>\n\n<tool_call>\n{call}\n</tool_call>"
+    weather = Tool(
+        "get_weather",
+        "Current weather for a city.",
+        {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        lambda args: "Paris: 18 C, clear",
+    )
+    request = RunRequest(
+        MODEL,
+        64,
+        prompt="What is the weather in Paris?",
+        tools=[weather],
+        tool_choice="none",
+        recover_text_tool_calls=True,
+        max_iterations=2,
+        extra_body={"grammar": "root ::= " + json.dumps(written)},
+    )
+    with Client(qwen3_style.base_url) as client:
+        trace = client.run_trace(request)
+    assert isinstance(trace.exception, IterationLimitError), trace.error
+    one, two = trace.iterations
+    assert [c.source for c in one.tool_calls] == ["text"]
+    cached = two.usage["cached_tokens"]
+    assert cached == two.server_timings["cached_tokens"]  # timings.cache_n
+    assert cached >= one.usage["prompt_tokens"]  # the tool turn re-renders as generated
+    assert trace.prefix_reuse == [None, 1.0]
+    assert not any(it.context_cut for it in trace.iterations)
+    print([it.usage for it in trace.iterations], trace.prefix_reuse)
