@@ -141,9 +141,17 @@ class LlamaLike(LoopbackServer):
     timings, `/props` as the test says, and `/apply-template` with a template that drops
     (or keeps) the reasoning of earlier assistant turns."""
 
-    def __init__(self, props: Props, *, keep_reasoning: bool = False, cache_n: int = 10) -> None:
+    def __init__(
+        self,
+        props: Props,
+        *,
+        keep_reasoning: bool = False,
+        cache_n: int = 10,
+        long_usage: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__()
         self.props, self.keep, self.cache_n = props, keep_reasoning, cache_n
+        self.long_usage = long_usage  # the usage of a request past the window, when given
         self.release = threading.Event()
 
     def render(self, body: Mapping[str, Any]) -> str:
@@ -171,6 +179,8 @@ class LlamaLike(LoopbackServer):
         roles = [m.get("role") for m in body["messages"]]
         tokens = 40 * len(roles)
         usage = {"prompt_tokens": tokens, "completion_tokens": 5}
+        if self.long_usage is not None and len(request.body) > 1000:
+            usage = self.long_usage
         if body.get("tools") and body.get("tool_choice") == "auto" and roles[-1] == "user":
             reply = chat_reply(
                 tool_calls=[scripted_call("ping", {"message": "hello"}, id="call_1")],
@@ -248,6 +258,29 @@ def test_a_window_past_the_doctors_bound_fits_without_a_request() -> None:
     assert str(MAX_WINDOW_CHECKED) in report.check("context_window").evidence
     longest = max(len(r.body) for r in requests)
     assert longest < 20_000  # no request filled a window
+
+
+@pytest.mark.parametrize(
+    ("usage", "verdict"),
+    [
+        pytest.param(
+            {"prompt_tokens": 300}, "truncates silently (300 of 364 tokens kept)", id="cut"
+        ),
+        pytest.param({"prompt_tokens": 370}, "fits", id="took-it-all"),
+        pytest.param({}, "n/a", id="no-usage"),
+        pytest.param({"prompt_tokens": 0, "completion_tokens": 0}, "n/a", id="zeros"),
+        pytest.param({"prompt_tokens": "300"}, "n/a", id="string"),
+    ],
+)
+def test_an_answer_past_the_window_is_judged_by_its_prompt_tokens(
+    usage: dict[str, Any], verdict: str
+) -> None:
+    props = {"default_generation_settings": {"n_ctx": 300}}
+    report, requests = _report(LlamaLike(lambda: props, long_usage=usage))
+    check = report.check("context_window")
+    assert check.verdict == verdict
+    assert ("-np" in check.advice) == verdict.startswith("truncates")
+    assert sum(len(r.body) > 1000 for r in requests if r.path == "/v1/chat/completions") == 1
 
 
 def test_where_the_prefix_breaks_is_named_from_apply_template() -> None:

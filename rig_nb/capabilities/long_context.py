@@ -221,7 +221,7 @@ def context_window_check(
         evidence = _cut(client.redact(trace.error))
     else:
         kept = _count(it.usage.get("prompt_tokens"))
-        if kept is None:
+        if not kept:  # none, or LM Studio's 0 for usage it does not count
             verdict = "n/a"
             evidence = f"answered {sent} words sent past a window of {window}; usage not reported"
         elif kept <= window:
