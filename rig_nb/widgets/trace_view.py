@@ -52,7 +52,7 @@ TOGGLE_PX = 36
 LINE_CLASS = "rig-nb-line"  # marks a row's line, for the browser tests
 _OK_COLOR, _FAIL_COLOR = "#1b5e20", "#b71c1c"
 # Pixel widths of the columns of ITERATION_HEADER; None is the text column, which flexes.
-_WIDTHS: list[int | None] = [26, 104, 70, 72, None, 76, 62, 36, 100]
+_WIDTHS: list[int | None] = [26, 104, 70, 72, None, 76, 92, 36, 100]
 _TOOL_HEADER = [
     "id",
     "received id",
