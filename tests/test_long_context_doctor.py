@@ -386,3 +386,104 @@ def test_cli_run_says_the_prompt_does_not_fit(
         ran.stderr
     )
     assert "doctor names the flag" in ran.stderr
+
+
+class KindLike(LoopbackServer):
+    """A server of one kind: its model list entry, its metadata routes, plain answers."""
+
+    def __init__(self, entry: dict[str, Any], routes: dict[str, Any], headers: dict[str, str]):
+        super().__init__()
+        self.entry, self.routes, self.headers = entry, routes, headers
+
+    def handle(self, request: RecordedRequest) -> Response | Mapping[str, Any]:
+        path = urlsplit(request.path).path
+        if path == "/v1/models":
+            return {"object": "list", "data": [{"id": "m", **self.entry}]}
+        if path in self.routes:
+            return self.routes[path]
+        if path != "/v1/chat/completions":
+            return Response({"error": {"message": "no route"}}, 404)
+        reply = chat_reply("ok", usage={"prompt_tokens": 12, "completion_tokens": 1})
+        if request.json.get("stream"):
+            return streamed(reply)
+        return Response(reply, headers=self.headers)
+
+
+@pytest.mark.parametrize(
+    ("entry", "routes", "headers", "server", "version", "window"),
+    [
+        pytest.param(
+            {"owned_by": "vllm", "max_model_len": 32768},
+            {"/version": {"version": "0.11.2"}},
+            {},
+            "vllm",
+            "0.11.2",
+            32768,
+            id="vllm",
+        ),
+        pytest.param(
+            {"owned_by": "openai", "created": 1677610602},
+            {
+                "/model/info": {
+                    "data": [{"model_name": "m", "model_info": {"max_input_tokens": 8192}}]
+                }
+            },
+            {"x-litellm-version": "1.108.7"},
+            "litellm",
+            "1.108.7",
+            8192,
+            id="litellm",
+        ),
+        pytest.param(
+            {"owned_by": "sglang"},
+            {"/get_server_info": {"version": "0.5.1", "context_length": 65536}},
+            {},
+            "sglang",
+            "0.5.1",
+            65536,
+            id="sglang",
+        ),
+        pytest.param(
+            {"owned_by": "organization_owner"},
+            {"/api/v0/models/m": {"loaded_context_length": 16384, "max_context_length": 131072}},
+            {},
+            "lm-studio",
+            "",
+            16384,
+            id="lm-studio",
+        ),
+        pytest.param(
+            {"owned_by": "library"},
+            {"/api/version": {"version": "0.12.3"}, "/api/show": {"parameters": "num_ctx 8192"}},
+            {},
+            "ollama",
+            "0.12.3",
+            8192,
+            id="ollama-num_ctx",
+        ),
+    ],
+)
+def test_each_server_kind_names_its_version_and_window_from_its_own_routes(
+    entry: dict[str, Any],
+    routes: dict[str, Any],
+    headers: dict[str, str],
+    server: str,
+    version: str,
+    window: int,
+) -> None:
+    with KindLike(entry, routes, headers) as fake, Client(fake.base_url, max_retries=0) as c:
+        report = endpoint_report(c, "m", stream=False)
+        asked = [
+            urlsplit(r.path).path for r in fake.requests if r.method == "GET" or "/api/" in r.path
+        ]
+    assert (report.server, report.server_version, report.context_window) == (
+        server,
+        version,
+        window,
+    )
+    assert len([p for p in asked if p in routes]) <= 2  # the metadata routes, at most two
+    first = describe_report(report).splitlines()[0]
+    assert (
+        first
+        == f"m: server {server}{' ' + version if version else ''}, context window {window} tokens"
+    )

@@ -458,7 +458,7 @@ def _report(client: Client, model: str, *, stream: bool) -> EndpointReport:
         streamed = (_ask(client, model, stream=True)[0], client.probe_trace(model, stream=True))
     server = guess_server(owned_by, reply)
     # Right after turn 1 (the probes), before other requests evict its cached prefix.
-    facts = server_facts(client, model, server, listed)
+    facts = server_facts(client, model, server, listed, reply.headers if reply else None)
     long_checks = long_context_checks(client, model, server, facts, probes["auto"], plain)
     checks = [
         Check(f"tool_choice_{key}", _verdict(t), _evidence(t, redact), trace=t)

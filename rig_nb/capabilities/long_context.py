@@ -4,7 +4,8 @@
 `server_facts` reads the server's version and the tokens one request may hold from each
 server kind's own routes (llama.cpp `/props`, vLLM `/version` and the model list's
 `max_model_len`, Ollama `/api/version` and `/api/show`, SGLang `/get_server_info`,
-LiteLLM `/health/readiness` and `/model/info`, LM Studio `/api/v0/models/ID`): at most
+LiteLLM's `x-litellm-version` header (else `/health/readiness`) and `/model/info`, LM
+Studio `/api/v0/models/ID`): at most
 two requests, each bounded by the Client's timeout, deadline and response cap. A route
 that fails, answers HTML or lies (a window of 0, negative, 10**12, a string) leaves the
 fact unknown.
@@ -125,11 +126,16 @@ def _litellm_window(info: Any, model: str) -> int | None:
 
 
 def server_facts(
-    client: Client, model: str, server: str, listed: Mapping[str, Any] | None = None
+    client: Client,
+    model: str,
+    server: str,
+    listed: Mapping[str, Any] | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> ServerFacts:
     """The server's version and context window from its own routes (at most two requests);
     `listed` is the model's entry in the model list (vLLM and SGLang put `max_model_len`
-    there). Never raises a RigError: a route that fails or is cancelled says nothing."""
+    there), `headers` a reply's (LiteLLM names its version in `x-litellm-version`). Never
+    raises a RigError: a route that fails or is cancelled says nothing."""
     facts = ServerFacts()
     listed_window = _window((listed or {}).get("max_model_len"))
     asked: list[str] = []
@@ -159,7 +165,9 @@ def server_facts(
         facts.version = _version(_get(ask("/api/version"), "version"))
         facts.context_window = _ollama_window(ask("/api/show", {"model": model}))
     elif server == "litellm":
-        facts.version = _version(_get(ask("/health/readiness"), "litellm_version"))
+        facts.version = _version((headers or {}).get("x-litellm-version"))
+        if not facts.version:
+            facts.version = _version(_get(ask("/health/readiness"), "litellm_version"))
         facts.context_window = _litellm_window(ask("/model/info"), model)
     elif server == "lm-studio":
         loaded = ask(f"/api/v0/models/{quote(model, safe='')}")

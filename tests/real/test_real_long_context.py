@@ -19,7 +19,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from llama_server_procs import MODEL, Proc, ServerEnv, llama_server
+from llama_server_procs import (
+    LITELLM_VERSION,
+    MODEL,
+    LiteLLMProxy,
+    Proc,
+    ServerEnv,
+    litellm_proxy,
+    llama_server,
+)
 
 from rig_nb import BackendError, Client, IterationLimitError, RunRequest, Tool, Trace
 from rig_nb.capabilities.long_context import (
@@ -57,6 +65,12 @@ def qwen3_style(server_env: ServerEnv, logs: Path) -> Iterator[Proc]:
 def plain(server_env: ServerEnv, logs: Path) -> Iterator[Proc]:
     with llama_server(server_env, "hermes-tools", logs, LONG_CONTEXT_ARGS) as s:
         yield s
+
+
+@pytest.fixture(scope="module")
+def proxy(server_env: ServerEnv, plain: Proc, logs: Path) -> Iterator[LiteLLMProxy]:
+    with litellm_proxy(server_env, [plain], logs) as p:
+        yield p
 
 
 def _props(server: Proc) -> dict[str, object]:
@@ -177,3 +191,17 @@ def test_a_real_two_turn_run_reports_the_second_turns_cached_tokens(qwen3_style:
     assert trace.prefix_reuse == [None, 1.0]
     assert not any(it.context_cut for it in trace.iterations)
     print([it.usage for it in trace.iterations], trace.prefix_reuse)
+
+
+def test_litellm_names_its_version_and_no_window_it_was_not_given(proxy: LiteLLMProxy) -> None:
+    with Client(proxy.base_url, proxy.api_key or "") as client:
+        assert client.server_kind == "litellm"
+        # /health/readiness names no version on this build: a reply's header does.
+        assert server_facts(client, proxy.model, "litellm").version == ""
+        reply = client.chat(chat_body(proxy.model, [user_message("Hi")], 2))
+        facts = server_facts(client, proxy.model, "litellm", headers=reply.headers)
+    assert facts.version == LITELLM_VERSION
+    # The proxy knows a window only from its cost map or the config's model_info.
+    assert facts.context_window is None
+    assert facts.evidence == "/model/info"
+    print(facts)
