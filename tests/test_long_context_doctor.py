@@ -487,3 +487,15 @@ def test_each_server_kind_names_its_version_and_window_from_its_own_routes(
         first
         == f"m: server {server}{' ' + version if version else ''}, context window {window} tokens"
     )
+
+
+def test_probe_panel_names_the_servers_version_and_window(demo: DemoServer) -> None:
+    pytest.importorskip("ipywidgets")
+    from rig_nb.widgets import ProbePanel
+
+    panel = ProbePanel(demo.base_url, "llama-context-error")
+    assert panel.start_report() and panel.wait(60)
+    assert f"server: <b>llama.cpp {DEMO_LLAMA_BUILD}</b>, context window 2048 tokens" in (
+        panel.report.value
+    )
+    assert "error at 2048 tokens" in panel.report.value
