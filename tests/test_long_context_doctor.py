@@ -367,6 +367,7 @@ def test_cli_run_exits_1_on_a_truncated_conversation(
     ran = cli(capsys, "run", "--base-url", server.base_url, "--model", "m", "--prompt", "go")
     assert ran.returncode == 1
     assert "outcome context_truncated" in ran.stderr + ran.stdout
+    assert "tokens in/out=300/5  CONTEXT CUT" in ran.stdout  # the iteration that was cut
 
 
 def test_cli_run_says_the_prompt_does_not_fit(
