@@ -23,9 +23,9 @@ GOALS = {"one": 1.10, "tool": 1.15}
 # Today's rig_nb against itself before the deadline: within this, the cost is noise.
 SAME_GOAL = 1.05
 RIG, BEFORE, NO_DEADLINE = "rig", "rig-before", "rig-no-deadline"
-# The second release (before round 3's Backend seam, wire/ package and new checks): today's
-# loop against it, in the same samples.
-RELEASE, RELEASE_COMMIT = "rig-release-2", "0e9f805"
+# rig_nb just before every wire became a plug-in (turns, Wire, the HTTP backend; round 4's
+# stream fixes already in): today's loop against it, in the same samples.
+RELEASE, RELEASE_COMMIT = "rig-before-wires", "dfe7124"
 RELEASE_GOAL = 1.02
 # Replies that carry reasoning, sent back on the tool turn, thinking=False mapped: the
 # replay case of DESIGN's "Reasoning across turns".
@@ -79,7 +79,7 @@ def measure(
             RELEASE: lambda: RigNb(
                 url,
                 package=before_package(RELEASE_COMMIT),
-                label=f"rig_nb at {RELEASE_COMMIT} (the second release)",
+                label=f"rig_nb at {RELEASE_COMMIT} (before the wire protocol)",
             ),
             REPLAY: lambda: RigNb(
                 url,
@@ -237,10 +237,10 @@ def _deadline_figures(
         w = within_sample_ratio(wall, RIG, RELEASE)
         figures.append(
             Figure(
-                f"{JOB_TITLES[job]}: rig_nb today / rig_nb at {RELEASE_COMMIT} (release 2), "
-                "client CPU",
+                f"{JOB_TITLES[job]}: rig_nb today / rig_nb at {RELEASE_COMMIT} "
+                "(before the wire protocol), client CPU",
                 f"{c:.3f}x (wall {w:.3f}x)",
-                f"<= {RELEASE_GOAL:.2f}x (round 3's seams cost nothing measurable)",
+                f"<= {RELEASE_GOAL:.2f}x (every wire a plug-in costs nothing measurable)",
                 c <= RELEASE_GOAL,
             )
         )

@@ -25,6 +25,7 @@ Against benchmarks/server.py in a child process, zero delay:
 
 from __future__ import annotations
 
+import importlib
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -43,7 +44,7 @@ from common import (
     widget_cleanup,
     within_sample_ratio,
 )
-from contenders import http_client
+from contenders import before_package, http_client
 from server import reply_text, stream_prompt
 
 DELTAS = 1000
@@ -54,7 +55,9 @@ KIB = 1 << 10
 SIZES = (256 * KIB, 512 * KIB, 1024 * KIB)
 QUICK_SIZES = (64 * KIB, 128 * KIB, 256 * KIB)
 SSE_BYTES_PER_DELTA = 256  # the cap for 1-byte deltas: generous, never the limit here
-GOALS = {"raw": 1.15, "view": 1.5, "growth": 1.5}
+GOALS = {"raw": 1.15, "view": 1.5, "growth": 1.5, "before": 1.02}
+# rig_nb just before every wire became a plug-in (round 4's stream fixes already in).
+BEFORE_WIRES = "dfe7124"
 
 
 def _check(text: str, want: str, who: str) -> None:
@@ -95,11 +98,14 @@ class RawStream:
 class RigStream:
     """rig_nb's loop, streamed; optionally with a live TraceView on the trace."""
 
-    def __init__(self, url: str, prompt: str, want: str, *, cap: int = 1 << 20) -> None:
-        from rig_nb import Client, RunRequest
-
-        self.client = Client(url, API_KEY, max_response_bytes=cap)
-        self.request = RunRequest(model=MODEL, max_tokens=MAX_TOKENS, prompt=prompt, stream=True)
+    def __init__(
+        self, url: str, prompt: str, want: str, *, cap: int = 1 << 20, package: str = "rig_nb"
+    ) -> None:
+        rig = importlib.import_module(package)
+        self.client = rig.Client(url, API_KEY, max_response_bytes=cap)
+        self.request = rig.RunRequest(
+            model=MODEL, max_tokens=MAX_TOKENS, prompt=prompt, stream=True
+        )
         self.want = want
 
     def run(self) -> Any:
@@ -192,11 +198,13 @@ def _paced(url: str) -> tuple[str, Figure]:
 def _vs_raw(url: str, samples: int, quick: bool) -> tuple[str, list[Figure]]:
     prompt, want = stream_prompt(DELTAS, 1, "event"), reply_text(DELTAS)
     raw, rig = RawStream(url, prompt, want), RigStream(url, prompt, want)
+    before = RigStream(url, prompt, want, package=before_package(BEFORE_WIRES))
     n = 3 if quick else 5
     runs = {
         "raw": _batch(raw.run, n),
         "rig": _batch(rig.run, n),
         "rig + TraceView": _batch(rig.run_viewed, n),
+        "rig before": _batch(before.run, n),
     }
     cleanup = widget_cleanup()
     with counted_widget_messages() as sent:
@@ -205,7 +213,9 @@ def _vs_raw(url: str, samples: int, quick: bool) -> tuple[str, list[Figure]]:
     wall, cpu = sample_wall_cpu(runs, max(samples, 5) if not quick else samples, 1, cleanup)
     raw.close()
     rig.close()
+    before.close()
     ratio = within_sample_ratio(wall, "rig", "raw")
+    since = within_sample_ratio(cpu, "rig", "rig before")
     cpu_ratio = within_sample_ratio(cpu, "rig", "raw")
     view_ratio = within_sample_ratio(wall, "rig + TraceView", "rig")
     view_cpu = within_sample_ratio(cpu, "rig + TraceView", "rig")
@@ -218,11 +228,12 @@ def _vs_raw(url: str, samples: int, quick: bool) -> tuple[str, list[Figure]]:
         "| CPU ratio |",
         "|---|---|---|---|---|---|",
     ]
-    base = {"raw": "raw", "rig": "raw", "rig + TraceView": "rig"}
+    base = {"raw": "raw", "rig": "raw", "rig + TraceView": "rig", "rig before": "raw"}
     labels = {
         "raw": RawStream.label,
         "rig": "rig_nb Client.run(RunRequest(stream=True))",
         "rig + TraceView": "rig_nb, live TraceView on the trace (ratio to rig_nb alone)",
+        "rig before": f"rig_nb at {BEFORE_WIRES} (before the wire protocol)",
     }
     for key in runs:
         w = sorted(wall[key])[len(wall[key]) // 2] / n
@@ -251,6 +262,12 @@ def _vs_raw(url: str, samples: int, quick: bool) -> tuple[str, list[Figure]]:
             f"{view_ratio:.3f}x (client CPU {view_cpu:.2f}x)",
             f"<= {GOALS['view']:.1f}x",
             view_ratio <= GOALS["view"],
+        ),
+        Figure(
+            f"streamed {DELTAS:,}-delta run: rig_nb today / at {BEFORE_WIRES}, client CPU",
+            f"{since:.3f}x",
+            f"<= {GOALS['before']:.2f}x (every wire a plug-in costs nothing measurable)",
+            since <= GOALS["before"],
         ),
     ]
     return "\n".join(lines), figures

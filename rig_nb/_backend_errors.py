@@ -23,7 +23,7 @@ from .errors import BackendError
 from .redact import Redactor
 from .wire import HTTPStatusFailure
 
-__all__ = ["backend_error", "page_text", "retry_delay", "retryable"]
+__all__ = ["backend_error", "context_numbers", "page_text", "retry_delay", "retryable"]
 
 _RETRY_STATUS = frozenset({408, 409, 429})
 _MAX_BACKOFF_S = 8.0
@@ -54,6 +54,15 @@ def _status_response(exc: BaseException) -> Any:
     return None
 
 
+def _json_body(response: Any) -> Any:
+    """The error body as JSON, None when it is not JSON (or too big to be an error)."""
+    try:
+        content = response.content
+        return json.loads(content) if len(content) <= 1 << 20 else None
+    except Exception:
+        return None
+
+
 def _endpoint_message(response: Any, redact: Redactor) -> str:
     """The endpoint's own words in an error body, whichever wire's shape it has (OpenAI's and
     Anthropic's `{"error": {"message"}}`, Ollama's `{"error": "..."}`, a `detail`, or a
@@ -63,10 +72,7 @@ def _endpoint_message(response: Any, redact: Redactor) -> str:
         text = response.text
     except Exception:
         return ""
-    try:
-        body = json.loads(text) if len(text) <= 1 << 20 else None
-    except (ValueError, RecursionError):
-        body = None
+    body = _json_body(response)
     if isinstance(body, dict):
         err = body.get("error", body)
         msg = err.get("message") if isinstance(err, dict) else err
@@ -76,6 +82,76 @@ def _endpoint_message(response: Any, redact: Redactor) -> str:
         if isinstance(detail, str):
             return redact(detail)[:_MAX_ERROR_SCAN]
     return redact(page_text(redact(text)[:_MAX_ERROR_SCAN]))
+
+
+# A prompt that does not fit, as each server says it; a 4xx alone, and "context" alone (a 400
+# about chat_template_kwargs), say nothing of the kind.
+_CONTEXT_TYPES = frozenset({"exceed_context_size_error", "context_length_exceeded"})
+_CONTEXT_SAID = re.compile(
+    r"maximum context length|exceeds? the (?:available )?context size|prompt is too long"
+    r"|longer than the model's context length|context ?window ?exceeded"
+    r"|greater than the context length|context length of only",
+    re.IGNORECASE,
+)
+# (window, prompt tokens) out of the message's own words, first match wins for each.
+_WINDOW_SAID = (
+    re.compile(r"maximum context length is (\d+)", re.IGNORECASE),
+    re.compile(r"context length \((\d+) tokens\)", re.IGNORECASE),
+    re.compile(r"tokens > (\d+) maximum", re.IGNORECASE),
+    re.compile(r"context length of only (\d+)", re.IGNORECASE),
+)
+_PROMPT_SAID = (
+    re.compile(r"\((\d+) in the messages", re.IGNORECASE),
+    re.compile(r"request has (\d+) input tokens", re.IGNORECASE),
+    re.compile(r"messages resulted in (\d+) tokens", re.IGNORECASE),
+    re.compile(r"you requested (\d+) tokens", re.IGNORECASE),
+    re.compile(r"prompt is too long: (\d+) tokens", re.IGNORECASE),
+    re.compile(r"input \((\d+) tokens\)", re.IGNORECASE),
+)
+# Counts beyond this are not a window any model has: a lie, not a number.
+MAX_TOKENS_SAID = 1 << 30
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 0 < value <= MAX_TOKENS_SAID else None
+
+
+def _said(patterns: tuple[re.Pattern[str], ...], text: str) -> int | None:
+    for pattern in patterns:
+        found = pattern.search(text)
+        if found and len(found.group(1)) <= 10:
+            return _count(int(found.group(1)))
+    return None
+
+
+def context_numbers(
+    status: int | None, body: Any, message: str
+) -> tuple[int | None, int | None] | None:
+    """(context window, prompt tokens) when a 4xx error says the prompt does not fit (each
+    None when the server gave no number), else None.
+
+    llama.cpp: type `exceed_context_size_error` with `n_ctx` and `n_prompt_tokens`; vLLM
+    and OpenAI: "maximum context length is N tokens"; Ollama: "exceeds the model's maximum
+    context length"; Anthropic: "prompt is too long: N tokens > M maximum"; SGLang: "is
+    longer than the model's context length (M tokens)"; LM Studio: "context length of only N".
+    """
+    if status is None or not 400 <= status < 500:
+        return None
+    err = body.get("error", body) if isinstance(body, dict) else None
+    kind = err.get("type") if isinstance(err, dict) else None
+    code = err.get("code") if isinstance(err, dict) else None
+    typed = kind in _CONTEXT_TYPES or code in _CONTEXT_TYPES
+    text = message[:_MAX_ERROR_SCAN]
+    if not typed and not _CONTEXT_SAID.search(text):
+        return None
+    window = _count(err.get("n_ctx")) if isinstance(err, dict) else None
+    prompt = _count(err.get("n_prompt_tokens")) if isinstance(err, dict) else None
+    return (
+        window if window is not None else _said(_WINDOW_SAID, text),
+        prompt if prompt is not None else _said(_PROMPT_SAID, text),
+    )
 
 
 def page_text(text: str) -> str:
@@ -92,12 +168,29 @@ def backend_error(exc: BaseException, redact: Redactor, deadline: float | None) 
     from . import _transport
 
     if isinstance(exc, BackendError):
-        return BackendError(redact(exc.message)[:400], status_code=exc.status_code, kind=exc.kind)
+        return BackendError(
+            redact(exc.message)[:400],
+            status_code=exc.status_code,
+            kind=exc.kind,
+            context_window=exc.context_window,
+            prompt_tokens=exc.prompt_tokens,
+        )
     response = _status_response(exc)
     if response is not None:
-        msg = _endpoint_message(response, redact)[:_MAX_MESSAGE]
+        said = _endpoint_message(response, redact)
+        msg = said[:_MAX_MESSAGE]
         status = response.status_code
         text = f"ai backend: HTTP {status}" + (f": {msg}" if msg else "")
+        numbers = context_numbers(status, _json_body(response), said)
+        if numbers is not None:
+            window, prompt = numbers
+            return BackendError(
+                text,
+                status_code=status,
+                kind="context",
+                context_window=window,
+                prompt_tokens=prompt,
+            )
         return BackendError(text, status_code=status, kind="http")
     chain = list(_causes(exc))
     if deadline is not None and (

@@ -308,10 +308,13 @@ def table_html(header: list[str], rows: list[list[Any]], cell_styles: list[list[
 ITERATION_HEADER = ["#", "ending", "shape", "leaks", "text", "tool calls", "tokens", "s", "error"]
 
 
-def iteration_cells(it: Iteration) -> list[str]:
-    """The table row of one iteration, each long field previewed."""
+def iteration_cells(it: Iteration, reuse: float | None = None) -> list[str]:
+    """The table row of one iteration, each long field previewed; `reuse` is its share of
+    the previous prompt the server reported cached (`Trace.prefix_reuse`)."""
     usage = Usage.of(it.usage)
     tokens = f"{usage.prompt_tokens}/{usage.completion_tokens}"
+    if reuse is not None:
+        tokens += f" {reuse:.0%}"
     # An empty answer (a tool-call round) previews what was said instead, labelled.
     if it.text:
         shown = it.text
@@ -324,6 +327,8 @@ def iteration_cells(it: Iteration) -> list[str]:
     else:
         shown = ""
     ending = it.ending or ("streaming" if it.chunks else "waiting")
+    if it.context_cut:  # the server dropped part of what was sent
+        ending = f"cut: {ending}"
     return [
         str(it.index),
         ending,
@@ -352,7 +357,9 @@ def trace_summary(trace: Trace) -> str:
 
 def trace_html(trace: Trace) -> str:
     """The static (non-widget) table of a trace, under its timeline."""
-    rows = [iteration_cells(it) for it in trace.iterations]
+    rows = [
+        iteration_cells(it, r) for it, r in zip(trace.iterations, trace.prefix_reuse, strict=True)
+    ]
     styles = [[""] * len(ITERATION_HEADER) for _ in rows]
     return (
         f"<div><p>{esc(trace_summary(trace))}</p>{timeline_svg(trace)}"

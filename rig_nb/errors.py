@@ -26,6 +26,8 @@ the key in its message, repr or chained causes.
     tls        the TLS handshake failed (for example https against an http port)
     protocol   not HTTP, or a broken stream (connection dropped, malformed events)
     reply      a 2xx whose body is not a chat completion
+    context    a 4xx saying the prompt does not fit the server's context window
+               (context_window and prompt_tokens hold the server's numbers, when given)
 """
 
 from __future__ import annotations

@@ -96,6 +96,9 @@ class RunRequest:
     reasoning_field: str = "auto"
     # Sent as is ({"type": "json_schema", ...}); checked before any request.
     response_format: Mapping[str, Any] | None = None
+    # Tokens one request may hold (Ollama's num_ctx on its native wire); None sends nothing.
+    # The chat and Responses wires have no such field: recorded in settings as not sent.
+    context_window: int | None = None
 
 
 @dataclass
@@ -148,6 +151,11 @@ def check_request(request: RunRequest) -> tuple[list[Tool], int, dict[str, Any]]
     check_thinking(request.thinking)
     check_replay(request.reasoning_replay, request.reasoning_field)
     check_response_format(request.response_format)
+    window = request.context_window
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int)):
+        raise ValueError("context_window must be an int > 0 or None")
+    if window is not None and window <= 0:
+        raise ValueError("context_window must be > 0")
     return tools, min(request.max_iterations or DEFAULT_ITERATIONS, MAX_ITERATIONS), extra
 
 
@@ -286,7 +294,7 @@ def _send(client: Backend, sent: Request, it: Iteration, trace: Trace, request: 
     try:
         return record_round(client, sent, it, trace)
     except BackendError as exc:
-        if exc.status_code != 400 or not it.thinking_sent:
+        if exc.status_code != 400 or not it.thinking_sent or exc.kind == "context":
             raise
         # The endpoint may be refusing a field the thinking switch added: say which.
         raise BackendError(
@@ -295,6 +303,8 @@ def _send(client: Backend, sent: Request, it: Iteration, trace: Trace, request: 
             "in extra_body and leave thinking unset)",
             status_code=exc.status_code,
             kind=exc.kind,
+            context_window=exc.context_window,
+            prompt_tokens=exc.prompt_tokens,
         ) from None
 
 
@@ -325,12 +335,17 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
     }
     if request.response_format is not None:
         trace.settings["response_format"] = check_response_format(request.response_format)
+    if request.context_window is not None:
+        # Sent only by a wire that carries it (Wire.options); recorded either way.
+        trace.settings["context_window"] = request.context_window
+        trace.settings["context_window_sent"] = "context_window" in client.wire.options
     trace.iterations.clear()
     turns: list[Turn] = []
     if request.system:
         turns.append(Turn("system", clean(request.system)))
     turns.append(Turn("user", clean(request.prompt)))
     shown = [t.as_message() for t in turns]  # the turns as the trace shows them
+    options = {} if request.context_window is None else {"context_window": request.context_window}
     specs = tuple(ToolSpec(t.name, t.description, t.input_schema) for t in tools)
     used_ids: set[str] = set()
     executed = 0
@@ -347,6 +362,7 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
                 stream=request.stream,
                 extra=sent_extra,
                 response_format=request.response_format,
+                options=options,
             )
             it = Iteration(index=index, messages=list(shown), thinking_sent=sent)
             trace.iterations.append(it)

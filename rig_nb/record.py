@@ -3,7 +3,8 @@
 The loop and the probe both run rounds through `record_round` and end through
 `finalizing`, so a trace is filled and finished the same way everywhere:
 outcome, elapsed time, the error on the last iteration, `exc.trace`, and the
-last notification, in one place.
+last notification, in one place. A run whose conversation the server cut
+(`Iteration.context_cut`) ends `context_truncated`, answered or raised.
 """
 
 from __future__ import annotations
@@ -22,7 +23,19 @@ from .wire import Reply, Request
 if TYPE_CHECKING:
     from .backend import Backend
 
-__all__ = ["LIVE_INTERVAL_S", "describe", "ending", "finalizing", "record_one", "record_round"]
+__all__ = [
+    "CONTEXT_TRUNCATED",
+    "LIVE_INTERVAL_S",
+    "describe",
+    "ending",
+    "finalizing",
+    "mark_cut",
+    "record_one",
+    "record_round",
+]
+
+# The outcome of a run the server answered without part of what was sent.
+CONTEXT_TRUNCATED = "context_truncated"
 
 # While a reply streams, listeners hear of it at most this often (plus once at its end).
 LIVE_INTERVAL_S = 0.1
@@ -99,11 +112,37 @@ def _fill(it: Iteration, reply: Reply) -> None:
     it.reasoning_leaks = [name for name in DIALECTS if name in found] if found else []
     it.finish_reason = reply.finish_reason
     it.usage = dict(reply.usage)
+    it.server_timings = dict(reply.server_timings)
     it.stream_faults = list(reply.stream_faults)
     it.reasoning_signature = reply.reasoning_signature
     it.server_timings = dict(reply.server_timings)
     if reply.context_cut:
         it.context_cut = True
+
+
+def _prompt_tokens(it: Iteration) -> int | None:
+    """Prompt tokens as counted: an int > 0 (LM Studio reports zeros for usage it lacks)."""
+    value = it.usage.get("prompt_tokens")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def mark_cut(trace: Trace, it: Iteration) -> None:
+    """Mark `it` context_cut when its prompt tokens fall below an earlier iteration's.
+
+    Within one run the conversation only grows, so a server that reports fewer prompt
+    tokens than before dropped part of it (Ollama keeps the newest messages within
+    num_ctx, silently). Usage that is missing, zero or not an int claims nothing.
+    """
+    now = _prompt_tokens(it)
+    if now is None:
+        return
+    for earlier in trace.iterations:
+        if earlier is it:
+            break
+        before = _prompt_tokens(earlier)
+        if before is not None and now < before:
+            it.context_cut = True
+            return
 
 
 def record_round(
@@ -141,11 +180,13 @@ def record_round(
     except BaseException:
         if assembler is not None:
             _fill(it, assembler.reply())  # what arrived before the failure
+            mark_cut(trace, it)
         it.ending = "error"
         raise
     finally:
         it.latency_s = time.perf_counter() - start
     _fill(it, reply)
+    mark_cut(trace, it)
     it.ending = ending(it, replied=True, native_calls=bool(reply.tool_calls))
     return reply
 
@@ -179,7 +220,8 @@ def finalizing(trace: Trace, goal: str = "answer") -> Iterator[None]:
     The outcome is "ok" only when the block returned and the last turn ended in `goal`
     ("answer" for a run, "tool_calls" for the probe); a block that returned otherwise
     gets the last turn's ending (`text_tool_calls`, `reasoning_only`, `empty`, ...), and
-    one that raised gets the error's class name.
+    one that raised gets the error's class name. A run with a context_cut iteration is
+    `context_truncated` either way: its answer was made without part of what was sent.
     """
     start = time.perf_counter()
     trace.outcome = ""
@@ -189,8 +231,12 @@ def finalizing(trace: Trace, goal: str = "answer") -> Iterator[None]:
         yield
         ended = trace.ending
         trace.outcome = "ok" if ended == goal else (ended or "empty")
+        if any(it.context_cut for it in trace.iterations):
+            trace.outcome = CONTEXT_TRUNCATED
     except BaseException as exc:
         trace.outcome = type(exc).__name__
+        if any(it.context_cut for it in trace.iterations):
+            trace.outcome = CONTEXT_TRUNCATED
         trace.exception = exc
         if trace.iterations and not trace.iterations[-1].error:
             trace.iterations[-1].error = describe(exc)

@@ -92,6 +92,8 @@ class Scenario:
     thinking: bool | str | int | None = None
     reasoning_replay: str = "tool_turns"
     reasoning_field: str = "auto"
+    # As RunRequest's: tokens one request may hold (sent only where a wire carries it).
+    context_window: int | None = None
 
     @classmethod
     def agentic(cls, name: str = "agentic") -> Scenario:
@@ -191,6 +193,8 @@ _ENDING_ERRORS = {
     ),
     "empty": "the run ended with an empty reply",
     "text_tool_calls": "the run ended with tool calls written as text, not made",
+    "context_truncated": "the server dropped part of the conversation (prompt tokens fell "
+    "below an earlier turn's): the answer was made without it",
 }
 
 

@@ -42,6 +42,13 @@ ENDINGS = (
 )
 
 
+def _count(value: Any) -> int | None:
+    """A token count as reported: an int >= 0, else None."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value
+
+
 def _pandas() -> Any:
     try:
         import pandas
@@ -176,6 +183,21 @@ class Trace:
     def ending(self) -> str:
         """How the last turn ended ("" before the first reply)."""
         return self.iterations[-1].ending if self.iterations else ""
+
+    @property
+    def prefix_reuse(self) -> list[float | None]:
+        """Per iteration, the share of the previous iteration's prompt that the server reports
+        as cached (0.0 to 1.0); None for the first and where either count is not reported."""
+        shares: list[float | None] = []
+        before: int | None = None
+        for it in self.iterations:
+            cached = _count(it.usage.get("cached_tokens"))
+            share = None
+            if before and cached is not None:
+                share = min(1.0, cached / before)
+            shares.append(share)
+            before = _count(it.usage.get("prompt_tokens"))
+        return shares
 
     def reasoning_shapes(self) -> list[str]:
         """Reasoning shapes seen over the run, in order, each once ("field": a reasoning field)."""

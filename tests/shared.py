@@ -37,6 +37,11 @@ EVALUATION_PERSONAS = [
     "schema-ignored",
     "agent-shape-text-calls",
 ]
+CONTEXT_PERSONAS = [
+    "ollama-truncates-silently",
+    "llama-context-error",
+    "cache-breaking-template",
+]
 PERSONAS = [
     "well-behaved",
     "qwen3-no-parser",
@@ -51,6 +56,7 @@ PERSONAS = [
     *FAMILY_PERSONAS,
     *REASONING_PERSONAS,
     *EVALUATION_PERSONAS,
+    *CONTEXT_PERSONAS,
     "llama-server-deepseek-recorded",
     "llama-server-none-recorded",
     "llama-server-skip-recorded",

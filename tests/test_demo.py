@@ -184,6 +184,9 @@ DEMO_RUNS = [
     _row("vllm-json-thinking-off", CALL, "ok", "answer", [NONE] * 3, {"closed"}, 3),
     _row("schema-ignored", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     _row("agent-shape-text-calls", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    _row("ollama-truncates-silently", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    _row("llama-context-error", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    _row("cache-breaking-template", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     # Real llama-server replies: SmolLM2 under a Qwen3-style template that opens <think>.
     _row(
         "llama-server-deepseek-recorded",

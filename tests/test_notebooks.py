@@ -233,6 +233,21 @@ def check_probe(nb: Any, personas: dict[str, Any]) -> None:
     assert "No endpoint configured" in printed(outputs(nb))
 
 
+def check_long_conversation(nb: Any) -> None:
+    """Notebook 03's section "A long conversation": the cut, the refusal, the reuse."""
+    long = {r["persona"]: r for r in frame(cell_outputs(nb, "long_runs = {m: run("))}
+    ollama = long["ollama-truncates-silently"]
+    assert (ollama["outcome"], ollama["cut at"]) == ("context_truncated", "4")
+    assert long["llama-context-error"]["outcome"] == "BackendError"
+    assert "exceeds the available context size" in long["llama-context-error"]["error"]
+    assert long["cache-breaking-template"]["prefix reuse per turn"].startswith("- 100% ")
+    shown = widget_values(nb)  # the TraceView: its title, and its last row's line
+    assert any("context_truncated" in v for v in shown) and any("cut: answer" in v for v in shown)
+    told = printed(cell_outputs(nb, 'for name in ("context_window", "prefix_cache")'))
+    assert "truncates silently (4096 of 4608 tokens kept)" in told
+    assert "error at 2048 tokens" in told and "context window 2048 tokens" in told
+
+
 def check_leaks(nb: Any, personas: dict[str, Any]) -> None:
     described = frame(cell_outputs(nb, '"what it reproduces"'))
     assert column(described, "persona") == list(personas)
@@ -293,6 +308,7 @@ def check_leaks(nb: Any, personas: dict[str, Any]) -> None:
     assert doctor["deepseek-thinking-tools", "reasoning_replay"] == "rendered via reasoning_content"
     assert doctor["honors-thinking-switch", "thinking_switch"] == "honored"
     assert doctor["ignores-thinking-switch", "thinking_switch"] == "ignored"
+    check_long_conversation(nb)
     assert '{"country": "France", "capital": "Paris"}' in column(decoded, "decode_json_object")
     assert "TextareaModel" in widget_models(nb)  # LeakLab
     state = nb.metadata["widgets"][WIDGET_STATE]["state"].values()

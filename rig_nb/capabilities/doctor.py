@@ -8,7 +8,10 @@ The model list, the tool_choice matrix (tool_choice
 unset, "auto", "required": a llama.cpp server with SmolLM2 answers in text,
 calls a tool, and fails with HTTP 500), one short reasoning question, and,
 with `stream=True`, that question and the "auto" probe again streamed, to
-see whether the two paths agree; then up to 5 for reasoning across turns
+see whether the two paths agree; the server's own metadata routes (version and
+context window, `capabilities.long_context`), one request just past a known
+context window (`context_window`) and one more turn of a conversation already
+had (`prefix_cache`); then up to 5 for reasoning across turns
 (`capabilities.thinking`: `reasoning_replay`, `thinking_switch`), and one
 question asked with `response_format` (`capabilities.structured`:
 `structured_output`). `progress` hears of each request and `cancel` ends the
@@ -38,6 +41,7 @@ from ..wire import TOOL_CHOICES as ALL_TOOL_CHOICES
 from ..wire import Reply, Request, Turn
 from .advice import advice
 from .api_parity import api_parity
+from .long_context import LONG_CONTEXT_CHECKS, long_context_checks, report_head, server_facts
 from .stream_grammar import stream_grammar
 from .structured import STRUCTURED_CHECKS, structured_output_check
 from .thinking import THINKING_CHECKS, reasoning_checks
@@ -79,6 +83,7 @@ CHECKS = (
     "reasoning_tokens_reported",
     *THINKING_CHECKS,
     *STRUCTURED_CHECKS,
+    *LONG_CONTEXT_CHECKS,
     "api_parity",
 )
 # The one check of an address that does not serve the API: no other check is made.
@@ -107,11 +112,15 @@ class Check:
 
 @dataclass
 class EndpointReport:
-    """What `endpoint_report` found: the model, the guessed server kind, and each check."""
+    """What `endpoint_report` found: the model, the guessed server kind, each check, and
+    what the server says of itself (its version, "" when none; the tokens one request may
+    hold, None when unknown)."""
 
     model: str
     server: str
     checks: list[Check] = field(default_factory=list)
+    server_version: str = ""
+    context_window: int | None = None
 
     def check(self, name: str) -> Check:
         for c in self.checks:
@@ -123,6 +132,8 @@ class EndpointReport:
         return {
             "model": self.model,
             "server": self.server,
+            "server_version": self.server_version,
+            "context_window": self.context_window,
             "checks": [
                 {"name": c.name, "verdict": c.verdict, "evidence": c.evidence, "advice": c.advice}
                 for c in self.checks
@@ -314,10 +325,12 @@ def endpoint_report(
     cancel: CancelFlag | None = None,
 ) -> EndpointReport:
     """Probe `model` on `client`'s endpoint with a bounded set of requests: the model
-    list, and at most 14 requests to the model (the probes 3, the question 1, both
-    streamed 2; round 3's checks as DESIGN defines them: reasoning_replay 3,
-    thinking_switch 2, structured_output 1, api_parity 2); on llama.cpp, reasoning_replay
-    asks `/apply-template` first (up to 3 requests) and the model only when it cannot.
+    list, the server's metadata routes (at most 2), and at most 18 requests to the model
+    (the probes 3, the question 1, both streamed 2; round 3's checks as DESIGN defines
+    them: reasoning_replay 3, thinking_switch 2, structured_output 1, api_parity 2;
+    context_window 1 when a window up to the doctor's bound is known, prefix_cache 1);
+    on llama.cpp, reasoning_replay asks `/apply-template` first (up to 3 requests) and
+    the model only when it cannot, and prefix_cache asks it twice when the prefix broke.
 
     `progress(done, planned)` is called from the calling thread before the first
     request and after each one. `cancel` (a threading.Event, or a callable that
@@ -335,8 +348,9 @@ def endpoint_report(
 
 
 # Requests after the stream parity pair: reasoning_replay (3), thinking_switch (2),
-# structured_output (1), api_parity (2). Progress counts what was sent when it differs.
-_LATER_REQUESTS = 8
+# structured_output (1), api_parity (2), metadata routes (2), context_window (1),
+# prefix_cache (1). Progress counts what was sent when it differs.
+_LATER_REQUESTS = 12
 # Verdicts that only say nothing was found: after a cancel, they say it was not looked for.
 _UNJUDGED = frozenset({"no", "none", "n/a", "not checked"})
 # These name findings gathered over several replies; their trace is only the one shown.
@@ -369,11 +383,13 @@ def _report(client: Backend, model: str, *, stream: bool) -> EndpointReport:
     """
     redact = client.redact
     owned_by = ""
+    listed: dict[str, Any] | None = None
     models_error: RigError | None = None
     try:
         for m in client.list_models().items:
-            if m.get("id") == model and isinstance(m.get("owned_by"), str):
-                owned_by = m["owned_by"]
+            if m.get("id") == model:
+                listed = m
+                owned_by = m["owned_by"] if isinstance(m.get("owned_by"), str) else ""
     except RigError as exc:
         models_error = exc
     probes: dict[str, Trace] = {}
@@ -386,6 +402,9 @@ def _report(client: Backend, model: str, *, stream: bool) -> EndpointReport:
     if stream:
         streamed = (_ask(client, model, stream=True)[0], probe_trace(client, model, stream=True))
     server = guess_server(owned_by, reply)
+    # Right after turn 1 (the probes), before other requests evict its cached prefix.
+    facts = server_facts(client, model, server, listed, reply.headers if reply else None)
+    long_checks = long_context_checks(client, model, server, facts, probes["auto"], plain)
     checks = [
         Check(f"tool_choice_{key}", _verdict(t), _evidence(t, redact), trace=t)
         for key, t in probes.items()
@@ -452,12 +471,13 @@ def _report(client: Backend, model: str, *, stream: bool) -> EndpointReport:
     # Up to 5 more requests; these two checks carry their own advice.
     checks.extend(Check(*found) for found in reasoning_checks(client, model, server, location))
     checks.append(Check("structured_output", *structured_output_check(client, model, server)))
+    checks.extend(Check(*found) for found in long_checks)
     # Two more requests: the probe and the question over /responses.
     verdict, evidence, fix, trace = api_parity(
         client, model, server, lambda c: _ask(c, model, False)[0], plain, probes["auto"]
     )
     checks.append(Check("api_parity", verdict, _cut(evidence), fix, trace))
-    return EndpointReport(model=model, server=server, checks=checks)
+    return EndpointReport(model, server, checks, facts.version, facts.context_window)
 
 
 def native_call_hygiene(traces: list[Trace]) -> tuple[str, str, Trace | None]:
@@ -490,9 +510,12 @@ def native_call_hygiene(traces: list[Trace]) -> tuple[str, str, Trace | None]:
 
 
 def describe_report(report: EndpointReport) -> str:
-    """The report as text: a header line, then one block per check (one block, headed
+    """The report as text: a header line (the model, the server kind, its version and its
+    context window), then one block per check (one block, headed
     `not_openai_compatible`, for an address that does not serve the API)."""
-    lines = [f"{report.model}: server {report.server}"]
+    foreign = any(c.name == NOT_OPENAI_COMPATIBLE for c in report.checks)
+    version, window = report.server_version, report.context_window
+    lines = [report_head(report.model, report.server, version, window, foreign)]
     for c in report.checks:
         lines.append(f"  {c.name:<26} {c.verdict}")
         if c.evidence:

@@ -164,10 +164,8 @@ def _by_template(client: Backend, model: str) -> tuple[str, str] | None:
     for field in TEMPLATE_CANDIDATES:
         request = Request(model, replay_conversation(field), 1, tools=_tools())
         try:
-            prompt = applied_template(client.server_route("/apply-template", _chat(request)))
+            prompt = apply_template(client, request)
         except RigError:
-            return None
-        if prompt is None:
             return None
         if _marker(field) in prompt:
             found.append(field)
@@ -248,9 +246,14 @@ def thinking_switch_check(
     return "n/a", f"{sent}; no reasoning with thinking on either", t_on, off
 
 
-def _chat(request: Request) -> dict[str, Any]:
-    """`request` as llama-server's `/apply-template` takes it: a chat completions body."""
-    return WIRES["chat"].body(request)
+def apply_template(client: Backend, request: Request) -> str:
+    """llama-server's `POST /apply-template` (at the server root): the prompt its chat
+    template renders for `request` (sent as the chat completions body that route takes).
+    One request, no retries; BackendError when it fails or sends no prompt."""
+    prompt = applied_template(client.server_route("/apply-template", WIRES["chat"].body(request)))
+    if prompt is None:
+        raise BackendError("ai backend: /apply-template sent no prompt", kind="reply")
+    return prompt
 
 
 def replay_advice(server: str, verdict: str, writes: str, input_field: str = "") -> str:

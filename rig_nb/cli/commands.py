@@ -57,6 +57,8 @@ _ENDINGS = {
     "tool_calls_in_reasoning": "the model wrote its tool calls inside its reasoning",
     "empty": "the reply was empty",
     "content_filter": "the server's content filter stopped the reply",
+    "context_truncated": "the server dropped part of the conversation (prompt tokens fell "
+    "below an earlier turn's; raise its context window)",
 }
 
 

@@ -128,6 +128,13 @@ def endpoint_hint(exc: BackendError, facts: Facts, args: Any, route: str) -> str
                 "(self-signed, or issued for another name); serve one from a trusted CA"
             )
         return f"{at} speaks plain http, not https: use http:// in --base-url"
+    if exc.kind == "context":
+        window = f" of {exc.context_window} tokens" if exc.context_window else ""
+        sent = f" ({exc.prompt_tokens} tokens sent)" if exc.prompt_tokens else ""
+        return (
+            f"the prompt does not fit the server's context window{window}{sent}: raise the "
+            f"window on the server ({args.prog} doctor names the flag) or send less"
+        )
     if (exc.kind == "protocol" and scheme == "http" and facts.speaks_tls()) or (
         exc.status_code == 400 and "https port" in message.lower()
     ):

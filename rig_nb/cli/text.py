@@ -267,12 +267,14 @@ def format_trace(
         f"ending {trace.ending or '-'}, {plural(len(trace.iterations), 'iteration')}, "
         f"{plural(len(trace.tool_calls), 'tool call')}, {trace.elapsed_s:.3f} s"
     ]
-    for it in trace.iterations:
+    for it, reuse in zip(trace.iterations, trace.prefix_reuse, strict=True):
         usage = f"{it.usage.get('prompt_tokens', 0)}/{it.usage.get('completion_tokens', 0)}"
         leaks = f"  leaks={','.join(it.leaks)}" if it.leaks else ""
+        cached = f"  reused={reuse:.0%}" if reuse is not None else ""
+        cut = "  CONTEXT CUT" if it.context_cut else ""
         lines.append(
             f"  #{it.index}  finish={it.finish_reason or '-'}  ending={it.ending or '-'}  "
-            f"shape={it.reasoning_shape}{leaks}  tokens in/out={usage}  "
+            f"shape={it.reasoning_shape}{leaks}  tokens in/out={usage}{cached}{cut}  "
             f"{it.latency_s * 1000:.1f} ms"
         )
         lines += _block("raw", redact(it.raw_content), limit)

@@ -8,7 +8,9 @@
 A real HTTP server on 127.0.0.1 (random free port unless `port` is given, one
 thread per connection, TCP_NODELAY) serving `POST /v1/chat/completions` and
 `GET /v1/models` (and `/v1/models/<id>`), and every persona on `POST /v1/responses`
-too (`rig_nb.demo.responses_route`). Each model is a `Persona`
+too (`rig_nb.demo.responses_route`), and the metadata routes of the servers its
+personas play (llama.cpp `/props`, Ollama `/api/version` and `/api/show`:
+`rig_nb.demo.context_personas`). Each model is a `Persona`
 (`rig_nb.demo.kit`) that reproduces reply shapes reported from real self-hosted
 servers, deterministically from what the request holds
 (`rig_nb.demo.personas`, `rig_nb.demo.dialect_personas`); the `*-recorded`
@@ -36,6 +38,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..testing import LoopbackServer, RecordedRequest, Response, sse_body, streamed
 from ..tool import Tool, tool
+from .context_personas import metadata_route
 from .kit import Persona, Said, Stream, Turn
 from .personas import XSS_IMG, XSS_SCRIPT, default_personas
 from .replay import recorded_personas
@@ -202,6 +205,9 @@ class DemoServer(LoopbackServer):
             if name not in self.personas:
                 return _error(404, f"model {name!r} not found", "not_found_error")
             return self._model(name)
+        served = metadata_route(self.personas, request)
+        if served is not None:
+            return served
         wire_route = WIRE_ROUTES.get(path)
         if path != "/v1/chat/completions" and wire_route is None:
             return _error(404, f"no route for {request.method} {path or '/'}", "not_found_error")

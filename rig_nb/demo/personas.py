@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..testing import Response
+from .context_personas import context_personas
 from .dialect_personas import dialect_personas
 from .evaluation_personas import agent_step, evaluation_personas
 from .family_personas import family_personas
@@ -303,4 +304,5 @@ def default_personas() -> list[Persona]:
         *family_personas(),
         *reasoning_personas(),
         *evaluation_personas(),
+        *context_personas(),
     ]

@@ -189,7 +189,9 @@ def _summary(trace: Trace, outcome: str) -> str:
 
 def _trace_html(trace: Trace, anchor: str, title: str, outcome: str) -> str:
     """A trace's section; `outcome` (see `_summary`) alone decides the line and its colour."""
-    rows = [iteration_cells(it) for it in trace.iterations]
+    rows = [
+        iteration_cells(it, r) for it, r in zip(trace.iterations, trace.prefix_reuse, strict=True)
+    ]
     styles = [[""] * len(ITERATION_HEADER) for _ in rows]
     settings = json.dumps(trace.settings, indent=1, ensure_ascii=False, default=str)
     parts = [

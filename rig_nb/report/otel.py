@@ -263,6 +263,7 @@ def _chat_attributes(
         ("rig_nb.reasoning_shape", it.reasoning_shape or None),
         ("rig_nb.reasoning_field", it.reasoning_field or None),
         ("rig_nb.leaks", list(it.leaks) or None),
+        ("rig_nb.context_cut", True if it.context_cut else None),
     ]
     if content:
         inputs = _dumps(_input_messages(it.messages, True), _input_messages(it.messages, False))

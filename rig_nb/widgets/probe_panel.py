@@ -298,7 +298,10 @@ class ProbePanel(widgets.VBox):  # type: ignore[misc]
                 return
             self.last_report = report
             rows = [[c.name, c.verdict, c.evidence, c.advice] for c in report.checks]
-            head = f"<p>server: <b>{esc(report.server)}</b></p>"
+            kind = " ".join(filter(None, (report.server, report.server_version)))
+            window = report.context_window
+            said = f", context window {window} tokens" if window else ""
+            head = f"<p>server: <b>{esc(kind)}</b>{said}</p>"
             if self._cancel.is_set():
                 head += (
                     f"<p><b>{esc(self._cancelled_after())}</b>: the checks below are what "

@@ -53,7 +53,7 @@ TOGGLE_PX = 36
 LINE_CLASS = "rig-nb-line"  # marks a row's line, for the browser tests
 _OK_COLOR, _FAIL_COLOR = "#1b5e20", "#b71c1c"
 # Pixel widths of the columns of ITERATION_HEADER; None is the text column, which flexes.
-_WIDTHS: list[int | None] = [26, 104, 70, 72, None, 76, 62, 36, 100]
+_WIDTHS: list[int | None] = [26, 104, 70, 72, None, 76, 92, 36, 100]
 _TOOL_HEADER = [
     "id",
     "received id",
@@ -71,7 +71,9 @@ LEGEND = (
     "shape: where &lt;think&gt; tags sat in the content (closed, unopened = a bare "
     "&lt;/think&gt;, unclosed). leaks: other reasoning or tool-call markup found in the "
     "content. ending: how the turn ended (answer, tool_calls, reasoning_only, "
-    "text_tool_calls, length, length_in_reasoning, empty, error)."
+    "text_tool_calls, length, length_in_reasoning, empty, error); cut: the server dropped "
+    "part of the prompt. tokens: prompt/completion, then the share of the previous prompt "
+    "the server reused from its cache."
 )
 
 
@@ -139,6 +141,10 @@ def _facts(it: Iteration) -> str:
         f"tokens {', '.join(f'{k} {v}' for k, v in it.usage.items()) or 'not reported'}",
         f"latency {it.latency_s:.3f} s",
     ]
+    if it.context_cut:
+        facts.append("context cut: fewer prompt tokens than an earlier turn, part was dropped")
+    if it.server_timings:
+        facts.append("server " + ", ".join(f"{k} {v:g}" for k, v in it.server_timings.items()))
     if it.streamed:
         rate = it.decode_tok_s
         facts.append(f"streamed: {it.chunks} chunks, first after {it.ttft_s:.3f} s")
@@ -211,7 +217,7 @@ class _Shared:
 class IterationRow:
     """One table row: its toggle and its escaped line; the full detail is built on first open."""
 
-    def __init__(self, iteration: Iteration, shared: _Shared) -> None:
+    def __init__(self, iteration: Iteration, shared: _Shared, reuse: float | None = None) -> None:
         self.iteration = iteration
         self._shared = shared
         self.toggle = widgets.ToggleButton(
@@ -221,23 +227,23 @@ class IterationRow:
             layout=shared.toggle_layout,
             style=shared.toggle_style,
         )
-        self.cells = iteration_cells(iteration)
+        self.cells = iteration_cells(iteration, reuse)
         self.line = row_html(self.cells)
         self.detail: Any = None  # an HTML widget spanning both grid columns, made on first open
-        self._shown = _signature(iteration)
+        self._shown = (*_signature(iteration), reuse)
         self._detail_for: tuple[Any, ...] | None = None
 
     @property
     def expanded(self) -> bool:
         return bool(self.toggle.value)
 
-    def update(self, iteration: Iteration) -> None:
-        sig = _signature(iteration)
+    def update(self, iteration: Iteration, reuse: float | None = None) -> None:
+        sig = (*_signature(iteration), reuse)
         if iteration is self.iteration and sig == self._shown:
             return
         self.iteration = iteration
         self._shown = sig
-        self.cells = iteration_cells(iteration)
+        self.cells = iteration_cells(iteration, reuse)
         self.line = row_html(self.cells)
         if self.expanded:
             self.build_detail()
@@ -288,10 +294,11 @@ class TraceView(widgets.GridBox):  # type: ignore[misc]
                 for row in self.rows:
                     row.close()
                 self.rows = []
-            for row, it in zip(self.rows, its, strict=False):
-                row.update(it)
-            for it in its[len(self.rows) :]:
-                row = IterationRow(it, self._shared)
+            reuse = self.trace.prefix_reuse
+            for row, it, share in zip(self.rows, its, reuse, strict=False):
+                row.update(it, share)
+            for it, share in zip(its[len(self.rows) :], reuse[len(self.rows) :], strict=False):
+                row = IterationRow(it, self._shared, share)
                 row.toggle.observe(partial(self._on_toggle, row), names="value")
                 self.rows.append(row)
             self.summary.value = top_html(self.trace)

@@ -43,7 +43,7 @@ from .chat_wire import CHAT
 from .responses_wire import RESPONSES
 from .sse import iter_events
 from .stream import StreamAssembler, read_stream, stream_chunks
-from .turns import Call, Request, ToolSpec, Turn
+from .turns import Call, Request, ToolSpec, Turn, turns_of
 
 # Every wire by name, in the order people meet them.
 WIRES: dict[str, Wire] = {wire.name: wire for wire in (CHAT, RESPONSES)}
@@ -86,6 +86,7 @@ __all__ = [
     "text_of",
     "tool_message",
     "tool_spec",
+    "turns_of",
     "user_message",
     "uses_max_completion_tokens",
 ]

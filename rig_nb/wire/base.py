@@ -117,6 +117,9 @@ class Wire:
     # The thinking switches this wire sends: a caller's extra_body key among them means the
     # mapping sends none of them (the caller set that switch).
     switch_keys: ClassVar[frozenset[str]] = frozenset()
+    # The `Request.options` this wire sends (`context_window`: Ollama's num_ctx); the others
+    # are recorded as not sent.
+    options: ClassVar[frozenset[str]] = frozenset()
     # Said after a 404 from the route: what the endpoint may lack ("" for nothing to add).
     not_found: ClassVar[str] = ""
 

@@ -5,7 +5,8 @@ framing), the only place that knows field names on the chat wire. A reply's
 reasoning may sit in any of `REASONING_FIELDS` (llama.cpp and DeepSeek say
 `reasoning_content`, vLLM >= 0.11 and Ollama's /v1 `reasoning`, others
 `thinking` or a `reasoning_details` list of parts); usage keeps the prompt and
-completion counts and, when reported, reasoning and cached tokens.
+completion counts and, when reported, reasoning and cached tokens (from whichever field
+the server uses); `server_timings` keeps what a server says about its own work.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ __all__ = [
     "parse_reply_body",
     "parse_usage",
     "request_body",
+    "server_timings",
     "sdk_arguments",
     "system_message",
     "text_of",
@@ -48,6 +50,7 @@ __all__ = [
     "turn_message",
     "user_message",
     "uses_max_completion_tokens",
+    "with_timings",
 ]
 
 REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking", "reasoning_details")
@@ -75,7 +78,29 @@ _COMPLETION_TOKENS_MODEL = re.compile(r"^(o[1-9][0-9]*|gpt-5)([-.:_@].*)?$")
 _USAGE_DETAILS = (
     ("completion_tokens_details", "reasoning_tokens"),
     ("prompt_tokens_details", "cached_tokens"),
+    ("input_tokens_details", "cached_tokens"),
 )
+# Cached prompt tokens named at the top of usage (Anthropic, LiteLLM passing it through).
+_CACHED_TOP = ("cache_read_input_tokens",)
+# llama.cpp's `timings` (milliseconds and counts) in the names Iteration.server_timings keeps.
+_LLAMA_TIMINGS = (
+    ("prompt_ms", "prompt_s", 1e-3),
+    ("prompt_n", "prompt_tokens", 1.0),
+    ("predicted_ms", "decode_s", 1e-3),
+    ("predicted_n", "decode_tokens", 1.0),
+    ("cache_n", "cached_tokens", 1.0),
+)
+# Ollama's durations (nanoseconds) and counts, top level of a native reply.
+_OLLAMA_TIMINGS = (
+    ("load_duration", "load_s", 1e-9),
+    ("prompt_eval_duration", "prompt_s", 1e-9),
+    ("prompt_eval_count", "prompt_tokens", 1.0),
+    ("eval_duration", "decode_s", 1e-9),
+    ("eval_count", "decode_tokens", 1.0),
+    ("total_duration", "total_s", 1e-9),
+)
+# A server's own number past this (about 30 years in ns, 10**15 tokens) is not a measurement.
+_MAX_TIMING = 1e18
 
 
 def system_message(text: str) -> dict[str, Any]:
@@ -295,8 +320,39 @@ def parse_usage(raw: Any) -> dict[str, int]:
     for holder, key in _USAGE_DETAILS:
         details = raw.get(holder)
         value = _int(details.get(key)) if isinstance(details, dict) else None
-        if value is not None:
+        if value is not None and key not in usage:
             usage[key] = value
+    for key in _CACHED_TOP:
+        value = _int(raw.get(key))
+        if value is not None and "cached_tokens" not in usage:
+            usage["cached_tokens"] = value
+    return usage
+
+
+def server_timings(body: Any) -> dict[str, float]:
+    """What a reply says about the server's own work, in seconds and tokens: llama.cpp's
+    `timings`, Ollama's `*_duration` fields; only the keys reported, finite and >= 0."""
+    out: dict[str, float] = {}
+    if not isinstance(body, dict):
+        return out
+    timings = body.get("timings")
+    for source, table in ((timings, _LLAMA_TIMINGS), (body, _OLLAMA_TIMINGS)):
+        if not isinstance(source, dict):
+            continue
+        for theirs, ours, scale in table:
+            value = source.get(theirs)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                continue
+            if 0 <= value <= _MAX_TIMING and ours not in out:
+                out[ours] = float(value) * scale
+    return out
+
+
+def with_timings(usage: dict[str, int], timings: Mapping[str, float]) -> dict[str, int]:
+    """`usage` with llama.cpp's `timings.cache_n` as its cached tokens when usage has none."""
+    cached = timings.get("cached_tokens")
+    if "cached_tokens" not in usage and cached is not None:
+        usage["cached_tokens"] = int(cached)
     return usage
 
 
@@ -327,13 +383,15 @@ def parse_reply(body: Any) -> Reply:
         calls = [{"id": "", "type": "function", "function": fc}]
     finish = choice.get("finish_reason")
     fingerprint = body.get("system_fingerprint")
+    timings = server_timings(body)
     return Reply(
         content=text_of(message.get("content")),
         reasoning=reasoning,
         reasoning_field=reasoning_field,
         finish_reason=finish if isinstance(finish, str) else "",
         tool_calls=calls,
-        usage=parse_usage(body.get("usage")),
+        usage=with_timings(parse_usage(body.get("usage")), timings),
+        server_timings=timings,
         top_level=frozenset(k for k in body if isinstance(k, str)),
         system_fingerprint=fingerprint if isinstance(fingerprint, str) else "",
     )

@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError
 from .base import Reply
-from .chat import check_extra_body, check_response_format, clean, text_of
+from .chat import (
+    check_extra_body,
+    check_response_format,
+    clean,
+    server_timings,
+    text_of,
+    with_timings,
+)
 
 if TYPE_CHECKING:
     from .turns import Request, Turn
@@ -160,11 +167,15 @@ def response_usage(raw: Any) -> dict[str, int]:
     for holder, key in (
         ("output_tokens_details", "reasoning_tokens"),
         ("input_tokens_details", "cached_tokens"),
+        ("prompt_tokens_details", "cached_tokens"),
     ):
         details = raw.get(holder)
         value = _int(details.get(key)) if isinstance(details, dict) else None
-        if value is not None:
+        if value is not None and key not in usage:
             usage[key] = value
+    cached = _int(raw.get("cache_read_input_tokens"))
+    if cached is not None and "cached_tokens" not in usage:
+        usage["cached_tokens"] = cached
     return usage
 
 
@@ -259,7 +270,8 @@ def parse_response(body: Any) -> Reply:
         reasoning_field=source,
         finish_reason=_finish(body, bool(calls)),
         tool_calls=calls,
-        usage=response_usage(body.get("usage")),
+        usage=with_timings(response_usage(body.get("usage")), server_timings(body)),
+        server_timings=server_timings(body),
         top_level=frozenset(k for k in body if isinstance(k, str)),
         system_fingerprint=fingerprint if isinstance(fingerprint, str) else "",
     )

@@ -182,6 +182,8 @@ def response_object(chat: Mapping[str, Any]) -> dict[str, Any]:
     usage = _usage(chat.get("usage"))
     if usage is not None:
         body["usage"] = usage
+    if isinstance(chat.get("timings"), dict):  # a llama.cpp server's own numbers, as given
+        body["timings"] = chat["timings"]
     return body
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import BackendError
 from .base import Reply
-from .chat import text_of
+from .chat import server_timings, text_of, with_timings
 from .responses import (
     _KNOWN_ITEMS,
     _TERMINAL,
@@ -313,7 +313,8 @@ class ResponsesReader:
             reasoning_field=source if reasoning else "",
             finish_reason=finish,
             tool_calls=calls,
-            usage=response_usage(response.get("usage")),
+            usage=with_timings(response_usage(response.get("usage")), server_timings(response)),
+            server_timings=server_timings(response),
             top_level=frozenset(
                 k for k in (*event, *response) if isinstance(k, str) and k not in skip
             ),

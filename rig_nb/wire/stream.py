@@ -19,7 +19,9 @@ from .chat import (
     error_detail,
     first_choice,
     parse_usage,
+    server_timings,
     text_of,
+    with_timings,
 )
 from .sse import DONE, json_events
 from .utf16 import whole
@@ -104,6 +106,7 @@ class StreamAssembler:
         self.reasoning_field = ""
         self.finish_reason = ""
         self.usage: dict[str, int] = {}
+        self.timings: dict[str, float] = {}
         self.events = 0
         self.choices = 0  # events that carried choice 0
         self.done = False
@@ -146,6 +149,8 @@ class StreamAssembler:
             self.usage = parse_usage(event.get("usage"))
             # include_usage's last chunk: nothing the reply needs comes after it.
             self.ended = bool(self.finish_reason)
+        if "timings" in event:  # llama.cpp: on the last chunk
+            self.timings = server_timings(event) or self.timings
         return grew
 
     def _choice(self, choice: dict[str, Any] | None) -> bool:
@@ -280,7 +285,8 @@ class StreamAssembler:
             reasoning_field=self.reasoning_field if reasoning else "",
             finish_reason=self.finish_reason,
             tool_calls=self._tool_calls(),
-            usage=dict(self.usage),
+            usage=with_timings(dict(self.usage), self.timings),
+            server_timings=dict(self.timings),
             top_level=frozenset(self._top_level),
             system_fingerprint=self._fingerprint,
             stream_faults=list(self.faults),
@@ -367,6 +373,8 @@ def stream_chunks(body: Mapping[str, Any], *, piece_chars: int = 16) -> list[dic
         for p in parts if args is not None else []:
             events.append(event({"tool_calls": [{"index": index, "function": {"arguments": p}}]}))
     events.append(event({}, choice.get("finish_reason")))
+    if isinstance(body.get("timings"), dict):  # llama.cpp sends them on the finishing chunk
+        events[-1]["timings"] = body["timings"]
     if body.get("usage") is not None:
         events.append({**head, "choices": [], "usage": body["usage"]})
     return events

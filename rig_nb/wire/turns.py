@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["Call", "Request", "ToolSpec", "Turn"]
+__all__ = ["Call", "Request", "ToolSpec", "Turn", "turns_of"]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -108,3 +108,37 @@ class Request:
     def messages(self) -> list[dict[str, Any]]:
         """The turns as the trace records them."""
         return [t.as_message() for t in self.turns]
+
+
+# Where `Turn.as_message` puts an assistant turn's reasoning, in the order they are read back.
+_REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")
+
+
+def turns_of(messages: list[dict[str, Any]]) -> tuple[Turn, ...]:
+    """The turns a trace's messages show (`Turn.as_message` read back), to send them again."""
+    turns: list[Turn] = []
+    for m in messages:
+        role = str(m.get("role", "user"))
+        content = m.get("content")
+        text = content if isinstance(content, str) else ""
+        if role == "tool":
+            turns.append(Turn("tool", text, call_id=str(m.get("tool_call_id", ""))))
+            continue
+        calls = tuple(
+            Call(str(c.get("id", "")), str(fn.get("name", "")), str(fn.get("arguments", "")))
+            for c in m.get("tool_calls") or []
+            if isinstance(c, dict) and isinstance(fn := c.get("function"), dict)
+        )
+        field = next((k for k in _REASONING_KEYS if isinstance(m.get(k), str) and m[k]), "")
+        signature = m.get("reasoning_signature")
+        turns.append(
+            Turn(
+                role,
+                text,
+                reasoning=m[field] if field else "",
+                reasoning_field=field,
+                signature=signature if isinstance(signature, str) else "",
+                calls=calls,
+            )
+        )
+    return tuple(turns)
