@@ -37,6 +37,7 @@ EVALUATION_PERSONAS = [
     "schema-ignored",
     "agent-shape-text-calls",
 ]
+LOAD_PERSONAS = ["crossed-streams"]
 PERSONAS = [
     "well-behaved",
     "qwen3-no-parser",
@@ -51,6 +52,7 @@ PERSONAS = [
     *FAMILY_PERSONAS,
     *REASONING_PERSONAS,
     *EVALUATION_PERSONAS,
+    *LOAD_PERSONAS,
     "llama-server-deepseek-recorded",
     "llama-server-none-recorded",
     "llama-server-skip-recorded",

@@ -184,6 +184,7 @@ DEMO_RUNS = [
     _row("vllm-json-thinking-off", CALL, "ok", "answer", [NONE] * 3, {"closed"}, 3),
     _row("schema-ignored", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     _row("agent-shape-text-calls", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    _row("crossed-streams", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     # Real llama-server replies: SmolLM2 under a Qwen3-style template that opens <think>.
     _row(
         "llama-server-deepseek-recorded",

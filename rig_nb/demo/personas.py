@@ -21,6 +21,7 @@ from .dialect_personas import dialect_personas
 from .evaluation_personas import agent_step, evaluation_personas
 from .family_personas import family_personas
 from .kit import MarkupCalls, Persona, Said, Stream, Turn, count_words, short
+from .load_personas import load_personas
 from .reasoning_personas import reasoning_personas
 
 __all__ = ["XSS_IMG", "XSS_SCRIPT", "default_personas"]
@@ -303,4 +304,5 @@ def default_personas() -> list[Persona]:
         *family_personas(),
         *reasoning_personas(),
         *evaluation_personas(),
+        *load_personas(),
     ]
