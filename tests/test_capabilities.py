@@ -83,10 +83,12 @@ def report_of(fake: FakeServer, **kw: Any) -> tuple[Any, list[RecordedRequest]]:
 def test_every_check_is_there_within_the_request_budget() -> None:
     report, requests = report_of(FakeServer())
     assert [c.name for c in report.checks] == list(CHECKS)
-    # DESIGN says 12: 7 + 5 (reasoning) + 1 (structured_output) + 2 (api_parity)
-    assert len(requests) <= 15
+    # The model list and at most 18 model requests (DESIGN, Round 4): 7 + 5 (reasoning)
+    # + 1 (structured_output) + 4 (concurrency) + 2 (api_parity)
+    assert len(requests) <= 19
     assert report.model == "m"
     verdicts = {c.name: c.verdict for c in report.checks}
+    assert verdicts.pop("concurrency").startswith("parallel (")  # an instant server
     assert verdicts == {
         "tool_choice_unset": "text",
         "tool_choice_auto": "tool call",
@@ -275,7 +277,7 @@ def test_failed_requests_never_read_as_findings(get: Response, post: Response) -
             report = endpoint_report(client, "m")
         requests = len(server.requests)
     assert [c.name for c in report.checks] == list(CHECKS)
-    assert requests <= 15  # DESIGN says 12; round 3 checks (reasoning, structured, api) add 8
+    assert requests <= 19  # the model list and at most 18 model requests (DESIGN, Round 4)
     status = post.status
     verdicts = {c.name: c.verdict for c in report.checks}
     assert verdicts == {
@@ -292,6 +294,7 @@ def test_failed_requests_never_read_as_findings(get: Response, post: Response) -
         "structured_output": f"error {status}",
         "reasoning_replay": f"error {status}",
         "thinking_switch": f"error {status}",
+        "concurrency": f"error {status}",
         "api_parity": f"error {status}",
     }
     assert [c.advice for c in report.checks] == [""] * len(CHECKS)

@@ -11,7 +11,8 @@ with `stream=True`, that question and the "auto" probe again streamed, to
 see whether the two paths agree; then up to 5 for reasoning across turns
 (`capabilities.thinking`: `reasoning_replay`, `thinking_switch`), and one
 question asked with `response_format` (`capabilities.structured`:
-`structured_output`). `progress` hears of each request and `cancel` ends the
+`structured_output`), four probes at once (`capabilities.concurrency`:
+`concurrency`). `progress` hears of each request and `cancel` ends the
 report between requests. An address with no model list whose first
 probe is answered "not here" (404, 405, 501, or a body that is not a chat
 completion) gets one check, `not_openai_compatible`, and nothing more is
@@ -37,6 +38,7 @@ from ..wire import TOOL_CHOICES as ALL_TOOL_CHOICES
 from ..wire import Reply, chat_body
 from .advice import advice
 from .api_parity import api_parity
+from .concurrency import CONCURRENCY_CHECKS, CONCURRENT_PROBES, concurrency_check
 from .structured import STRUCTURED_CHECKS, structured_output_check
 from .thinking import THINKING_CHECKS, reasoning_checks
 
@@ -77,6 +79,7 @@ CHECKS = (
     "reasoning_tokens_reported",
     *THINKING_CHECKS,
     *STRUCTURED_CHECKS,
+    *CONCURRENCY_CHECKS,
     "api_parity",
 )
 # The one check of an address that does not serve the API: no other check is made.
@@ -369,9 +372,10 @@ def endpoint_report(
     cancel: CancelFlag | None = None,
 ) -> EndpointReport:
     """Probe `model` on `client`'s endpoint with a bounded set of requests: the model
-    list, and at most 14 requests to the model (the probes 3, the question 1, both
+    list, and at most 18 requests to the model (the probes 3, the question 1, both
     streamed 2; round 3's checks as DESIGN defines them: reasoning_replay 3,
-    thinking_switch 2, structured_output 1, api_parity 2); on llama.cpp, reasoning_replay
+    thinking_switch 2, structured_output 1, api_parity 2; concurrency 4, sent at once
+    and measured against the "auto" probe); on llama.cpp, reasoning_replay
     asks `/apply-template` first (up to 3 requests) and the model only when it cannot.
 
     `progress(done, planned)` is called from the calling thread before the first
@@ -390,8 +394,9 @@ def endpoint_report(
 
 
 # Requests after the stream parity pair: reasoning_replay (3), thinking_switch (2),
-# structured_output (1), api_parity (2). Progress counts what was sent when it differs.
-_LATER_REQUESTS = 8
+# structured_output (1), concurrency (4), api_parity (2). Progress counts what was sent
+# when it differs.
+_LATER_REQUESTS = 8 + CONCURRENT_PROBES
 # Verdicts that only say nothing was found: after a cancel, they say it was not looked for.
 _UNJUDGED = frozenset({"no", "none", "n/a", "not checked"})
 # These name findings gathered over several replies; their trace is only the one shown.
@@ -505,6 +510,8 @@ def _report(client: Client, model: str, *, stream: bool) -> EndpointReport:
     # Up to 5 more requests; these two checks carry their own advice.
     checks.extend(Check(*found) for found in reasoning_checks(client, model, server, location))
     checks.append(Check("structured_output", *structured_output_check(client, model, server)))
+    # Four more at once, measured against the lone "auto" probe.
+    checks.append(Check("concurrency", *concurrency_check(client, model, server, probes["auto"])))
     # Two more requests: the probe and the question over /responses.
     verdict, evidence, fix, trace = api_parity(
         client, model, server, lambda c: _ask(c, model, False)[0], plain, probes["auto"]
