@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, cast
 
+from ._html import table_html
 from .scenarios import Endpoint, Scenario, ScenarioResult
 from .trace import Trace
 
@@ -33,6 +34,7 @@ __all__ = [
     "is_sweep",
     "load_levels",
     "load_summary",
+    "load_table_html",
     "mark_crossed",
     "nonce",
     "plan",
@@ -231,3 +233,42 @@ def load_summary(df: pd.DataFrame) -> pd.DataFrame:
     for col in ("p50_latency_s", "p95_latency_s", "p50_ttft_s", "output_tokens_per_s"):
         out[col] = out[col].astype(float)
     return cast("pd.DataFrame", out)
+
+
+def _number(value: object, digits: int) -> str:
+    return "" if not isinstance(value, (int, float)) or value != value else f"{value:.{digits}f}"
+
+
+def load_table_html(summary: pd.DataFrame) -> str:
+    """`load_summary` as an escaped HTML table: "k/n ok" coloured by pass rate, seconds
+    with two decimals and tokens per second with one; an unknown value is an empty cell."""
+    header = [
+        "endpoint",
+        "scenario",
+        "load",
+        "ok",
+        "p50 latency s",
+        "p95 latency s",
+        "p50 ttft s",
+        "output tok/s",
+    ]
+    rows: list[list[object]] = []
+    styles: list[list[str]] = []
+    for r in summary.to_dict("records"):
+        ok, runs = int(r["ok"]), int(r["runs"])
+        rows.append(
+            [
+                r["endpoint"],
+                r["scenario"],
+                int(r["load"]),
+                f"{ok}/{runs} ok",
+                _number(r["p50_latency_s"], 2),
+                _number(r["p95_latency_s"], 2),
+                _number(r["p50_ttft_s"], 2),
+                _number(r["output_tokens_per_s"], 1),
+            ]
+        )
+        hue = round(120 * ok / runs) if runs else 0  # red (none ok) through amber to green
+        rate = f"background:hsl({hue},65%,85%)" if runs else ""
+        styles.append(["", "", "text-align:right", rate, *["text-align:right"] * 4])
+    return table_html(header, rows, styles)
