@@ -147,11 +147,6 @@ class _Runs:
     def copy(self, job: Job, group: Group) -> ScenarioResult:
         """Run one copy on a worker thread; every request it sends is refused once cancelled."""
         with request_scope(planned=0, cancel=self.cancelled):
-            if group.barrier is not None:
-                try:
-                    group.barrier.wait()
-                except threading.BrokenBarrierError:  # aborted by a cancel
-                    return _CANCELLED
             if self.cancelled.is_set():
                 return _CANCELLED
             start = time.perf_counter()
@@ -343,14 +338,11 @@ def _compare_rows(
                         dead[index] = next((r for r in gone if r and _unreachable(r)), None)
                     feed(index)
     except BaseException as exc:
-        # Ctrl-C: nothing new is sent, copies waiting to start are released, and a request
-        # in flight ends by its deadline; clients are closed after them, off this thread
-        # (closing a pool under a request in flight would leave its socket to the garbage
-        # collector). What finished is kept on the exception.
+        # Ctrl-C: nothing new is sent, and a request in flight ends by its deadline; clients
+        # are closed after them, off this thread (closing a pool under a request in flight
+        # would leave its socket to the garbage collector). What finished is kept on the
+        # exception.
         runs.cancelled.set()
-        for _, group in futures.values():
-            if group.barrier is not None:
-                group.barrier.abort()
         pool.shutdown(wait=False, cancel_futures=True)
         closer = threading.Thread(
             target=_close_after, args=(pool, runs), name=f"{THREAD_PREFIX}-close", daemon=True

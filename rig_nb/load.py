@@ -12,7 +12,6 @@ state per server instead of per request mixes two streams this way (vLLM
 from __future__ import annotations
 
 import secrets
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, cast
@@ -121,12 +120,12 @@ class Job:
 
 
 class Group:
-    """Copies of one (endpoint, scenario, repeat, level): they start together and are
+    """Copies of one (endpoint, scenario, repeat, level): submitted together to idle
+    workers (compare's pool holds a worker for every copy that may run at once), and
     judged together (crossed streams); one job alone outside a sweep."""
 
     def __init__(self, jobs: list[int]) -> None:
         self.jobs = jobs
-        self.barrier = threading.Barrier(len(jobs)) if len(jobs) > 1 else None
         self.left = len(jobs)
         self.start = float("inf")
         self.end = 0.0
