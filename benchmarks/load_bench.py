@@ -117,9 +117,13 @@ def measure(samples: int, quick: bool = False) -> tuple[str, list[Figure]]:
         for fn in contenders.values():  # warm-up: imports, first connections
             fn()
         rates: dict[str, list[float]] = {name: [] for name in contenders}
-        for _ in range(samples):
-            for name, fn in contenders.items():
-                rates[name].append(_rate(fn, requests))
+        names = list(contenders)
+        for sample in range(samples):
+            # Interleaved, each sample in another order: drift and the garbage one contender
+            # leaves hit all alike.
+            for name in names[sample % len(names) :] + names[: sample % len(names)]:
+                gc.collect()
+                rates[name].append(_rate(contenders[name], requests))
         medians = {name: statistics.median(r) for name, r in rates.items()}
         rows = 64
 
