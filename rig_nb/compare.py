@@ -418,7 +418,8 @@ def compare(
     each (endpoint, scenario, repeat) runs at every level L, in the order given,
     as L copies that start together with nothing else of that endpoint beside
     them (`concurrency` does not apply); each copy's prompt ends with its own
-    nonce, and a copy whose reply carries another's has outcome `crossed_stream`.
+    nonce (a probe sends its own fixed prompt, without one), and a copy whose
+    reply carries another's has outcome `crossed_stream`.
     `progress`: None shows a progress bar in a notebook (nothing elsewhere),
     False nothing, a callable gets `(done, total)`. Columns are `COLUMNS`;
     counts are nullable integers, empty where no request was made.
