@@ -66,6 +66,11 @@ def _failure(trace: Trace) -> str:
     return trace.outcome
 
 
+def _tokens(trace: Trace) -> str:
+    counted = [it.usage.get("completion_tokens") for it in trace.iterations]
+    return "?" if None in counted or not counted else str(sum(n or 0 for n in counted))
+
+
 def _said(trace: Trace) -> str:
     return "\n".join(
         [it.raw_content for it in trace.iterations]
@@ -143,8 +148,11 @@ def concurrency_check(
     ]
     failures = [_failure(t) for t in done if t.iterations and t.iterations[0].ending == "error"]
     verdict = concurrency_verdict(first.latency_s, wall, failures, bool(crossed))
+    # Output tokens beside the times: a ratio over replies of other lengths says less.
+    tokens = [_tokens(t) for t in done]
     evidence = (
-        f"lone probe {first.latency_s:.2f} s; {CONCURRENT_PROBES} at once {wall:.2f} s"
+        f"lone probe {first.latency_s:.2f} s ({_tokens(lone)} tokens out); "
+        f"{CONCURRENT_PROBES} at once {wall:.2f} s ({', '.join(tokens)} tokens out)"
         f"; {len(failures)} failed"
     )
     if crossed:
