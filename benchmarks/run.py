@@ -38,6 +38,7 @@ SECTIONS = {
     "decode": "decode",
     "dialects": "dialects",
     "compare": "compare_bench",
+    "load": "load_bench",
     "traceview": "traceview",
     "report": "report_bench",
     "pictures": "pictures_bench",

@@ -20,7 +20,15 @@ from dataclasses import dataclass
 
 from .errors import Cancelled
 
-__all__ = ["CancelFlag", "Progress", "Scope", "cancel_check", "request_boundary", "request_scope"]
+__all__ = [
+    "CancelFlag",
+    "Progress",
+    "Scope",
+    "cancel_check",
+    "current_scope",
+    "request_boundary",
+    "request_scope",
+]
 
 Progress = Callable[[int, int], None]
 CancelFlag = threading.Event | Callable[[], bool]
@@ -54,6 +62,11 @@ class Scope:
 
 
 _SCOPE: ContextVar[Scope | None] = ContextVar("rig_nb_request_scope", default=None)
+
+
+def current_scope() -> Scope | None:
+    """This thread's scope, or None outside any (work handed to other threads passes it on)."""
+    return _SCOPE.get()
 
 
 @contextmanager

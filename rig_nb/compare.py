@@ -18,13 +18,17 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from ._boundary import request_scope
 from .client import Client, check_timing
-from .errors import BackendError
+from .errors import BackendError, Cancelled
+from .load import Group, Job, Walls, is_sweep, load_levels, load_summary, mark_crossed, plan, walls
 from .redact import Redactor
 from .scenarios import (
     ADD_TOOL,
@@ -67,6 +71,8 @@ COLUMNS = [
     "model",
     "scenario",
     "repeat",
+    "load",
+    "copy",
     "outcome",
     "ending",
     "error",
@@ -83,42 +89,31 @@ COLUMNS = [
 _COUNTS = ("iterations", "tool_calls", "prompt_tokens", "completion_tokens", "reasoning_tokens")
 _INT64_MAX = 2**63 - 1
 _UNREACHABLE = frozenset({"connect", "tls"})
+# The names of compare's threads: none is left running after compare returns; after a
+# Ctrl-C, those of requests in flight end by the deadline.
+THREAD_PREFIX = "rig_nb-compare"
 # How often the waiting thread wakes to notice Ctrl-C (KeyboardInterrupt) during compare.
 _POLL_S = 0.2
 
 
-class _Gate:
-    """Per endpoint: its first pair runs alone; if it finds the endpoint unreachable, the rest
-    take its result instead of sending requests."""
-
-    def __init__(self) -> None:
-        self.first = threading.Lock()
-        self.opened = threading.Event()
-        self.dead: ScenarioResult | None = None
-
-
 class _Unbuildable(ScenarioResult):
-    """No Client could be built for the endpoint (a bad base URL): no pair of it can run."""
+    """No Client could be built for the endpoint (a bad base URL): no copy of it can run."""
+
+
+_CANCELLED = ScenarioResult("KeyboardInterrupt", "cancelled before it started")
 
 
 class _Runs:
-    """One Client and one gate per endpoint, shared by the threads running its pairs."""
+    """One Client per endpoint, shared by the threads running its copies."""
 
     def __init__(
-        self,
-        endpoints: list[Endpoint],
-        timeout: float,
-        deadline: float | None,
-        stream: bool,
-        concurrency: int,
+        self, endpoints: list[Endpoint], timeout: float, deadline: float | None, stream: bool
     ) -> None:
         self._endpoints = endpoints
         self._settings = (timeout, deadline, stream)
         self._lock = threading.Lock()
         self._clients: dict[int, Client] = {}
-        self._gates = [_Gate() for _ in endpoints]
-        self._slots = [threading.BoundedSemaphore(concurrency) for _ in endpoints]
-        # Set on KeyboardInterrupt: a pair not yet started returns at once, sending nothing.
+        # Set on KeyboardInterrupt: no copy sends a request after it (`request_scope`).
         self.cancelled = threading.Event()
 
     def _client(self, index: int) -> Client:
@@ -145,39 +140,25 @@ class _Runs:
         except Exception as exc:  # a bad base URL is that endpoint's rows, not an exception
             error = Redactor(endpoint.api_key, [endpoint.base_url])(str(exc))
             return _Unbuildable(type(exc).__name__, error)
-        with self._slots[index]:
+        return run_scenario(
+            endpoint, scenario, timeout=timeout, deadline=deadline, stream=stream, client=client
+        )
+
+    def copy(self, job: Job, group: Group) -> ScenarioResult:
+        """Run one copy on a worker thread; every request it sends is refused once cancelled."""
+        with request_scope(planned=0, cancel=self.cancelled):
             if self.cancelled.is_set():
                 return _CANCELLED
-            return run_scenario(
-                endpoint, scenario, timeout=timeout, deadline=deadline, stream=stream, client=client
-            )
-
-    def run(self, index: int, scenario: Scenario) -> ScenarioResult:
-        if self.cancelled.is_set():
-            return _CANCELLED
-        invalid = scenario_error(scenario)
-        if invalid is not None:  # fails its own rows only, and never marks the endpoint dead
-            return ScenarioResult("ValueError", invalid)
-        gate = self._gates[index]
-        if gate.first.acquire(blocking=False):
-            try:
-                result = self._one(index, scenario)
-                if _unreachable(result):
-                    gate.dead = result
-            finally:
-                gate.opened.set()
-            return result
-        gate.opened.wait()
-        if gate.dead is not None:
-            return replace(gate.dead, trace=None, latency_s=0.0)
-        return self._one(index, scenario)
+            start = time.perf_counter()
+            result = self._one(job.index, job.scenario)
+            end = time.perf_counter()
+        with self._lock:
+            group.start, group.end = min(group.start, start), max(group.end, end)
+        return result
 
     def close(self) -> None:
         for client in self._clients.values():
             client.close()
-
-
-_CANCELLED = ScenarioResult("KeyboardInterrupt", "cancelled before it started")
 
 
 def _close_after(pool: ThreadPoolExecutor, runs: _Runs) -> None:
@@ -192,19 +173,24 @@ def _unreachable(result: ScenarioResult) -> bool:
     return isinstance(exc, BackendError) and exc.kind in _UNREACHABLE
 
 
+def _cut_by_cancel(result: ScenarioResult) -> bool:
+    exc = result.trace.exception if result.trace is not None else None
+    return result is _CANCELLED or isinstance(exc, Cancelled)
+
+
 def _count(value: int | None) -> int | None:
     return value if value is not None and -_INT64_MAX <= value <= _INT64_MAX else None
 
 
-def _row(
-    endpoint: Endpoint, scenario: Scenario, repeat: int, result: ScenarioResult
-) -> dict[str, Any]:
+def _row(endpoint: Endpoint, job: Job, result: ScenarioResult) -> dict[str, Any]:
     trace = result.trace
     row: dict[str, Any] = {
         "endpoint": endpoint.name,
         "model": endpoint.model,
-        "scenario": scenario.name,
-        "repeat": repeat,
+        "scenario": job.named.name,
+        "repeat": job.repeat,
+        "load": job.load,
+        "copy": job.copy,
         "outcome": result.outcome,
         "ending": "",
         "error": result.error,
@@ -244,64 +230,136 @@ def compare_rows(
     progress: Progress | None = None,
     timeout: float = 120.0,
     deadline: float | None = 600.0,
+    load: int | Sequence[int] = (1,),
 ) -> tuple[list[dict[str, Any]], list[Trace | None]]:
     """The rows of `compare` as dicts, and each row's trace (None where no request was made)."""
+    rows, traces, _ = _compare_rows(
+        endpoints,
+        scenarios=scenarios,
+        concurrency=concurrency,
+        repeats=repeats,
+        stream=stream,
+        progress=progress,
+        timeout=timeout,
+        deadline=deadline,
+        load=load,
+    )
+    return rows, traces
+
+
+def _compare_rows(
+    endpoints: Iterable[Endpoint],
+    *,
+    scenarios: Sequence[Scenario] | None,
+    concurrency: int,
+    repeats: int,
+    stream: bool,
+    progress: Progress | None,
+    timeout: float,
+    deadline: float | None,
+    load: int | Sequence[int],
+) -> tuple[list[dict[str, Any]], list[Trace | None], Walls]:
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError("concurrency must be an int >= 1")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ValueError("repeats must be an int >= 1")
+    levels = load_levels(load)
     check_timing(timeout, deadline)
     eps = list(endpoints)
     scs = list(DEFAULT_SCENARIOS if scenarios is None else scenarios)
-    pairs = [(i, s, r) for i in range(len(eps)) for s in scs for r in range(repeats)]
-    per = len(scs) * repeats
-    # Submitted scenario-major, so the first wave spreads over every endpoint.
-    order = sorted(range(len(pairs)), key=lambda n: (n % per, n) if per else n)
-    runs = _Runs(eps, timeout, deadline, stream, concurrency)
+    # A sweep runs one group (a level's copies) of an endpoint at a time; the plain compare
+    # runs up to `concurrency` single copies of an endpoint at a time.
+    sweep = is_sweep(levels)
+    limit = 1 if sweep else concurrency
+    jobs, queues = plan(eps, scs, repeats, levels, sweep)
+    pending = [deque(q) for q in queues]
+    invalid = {id(s): scenario_error(s) for s in scs}
+    results: list[ScenarioResult | None] = [None] * len(jobs)
+    running = [0] * len(eps)
+    opened = [False] * len(eps)  # the endpoint's first group has finished
+    dead: list[ScenarioResult | None] = [None] * len(eps)
+    finished: list[Group] = []
+    runs = _Runs(eps, timeout, deadline, stream)
+    workers = max(1, min(len(jobs), len(eps) * (max(levels) if sweep else concurrency)))
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=THREAD_PREFIX)
+    futures: dict[Future[ScenarioResult], tuple[int, Group]] = {}
     done = 0
-    done_lock = threading.Lock()
 
-    def one(n: int) -> ScenarioResult:
+    def settle(n: int, result: ScenarioResult) -> None:
         nonlocal done
-        index, scenario, _ = pairs[n]
-        result = runs.run(index, scenario)
+        results[n] = result
+        done += 1
         if progress is not None:
-            with done_lock:
-                done += 1
-                progress(done, len(pairs))
-        return result
+            progress(done, len(jobs))
 
-    workers = max(1, min(len(pairs), concurrency * len(eps)))
-    pool = ThreadPoolExecutor(max_workers=workers)
-    futures = {n: pool.submit(one, n) for n in order}
+    def feed(index: int) -> None:
+        # The endpoint's first group runs alone: if it finds the endpoint unreachable, the
+        # rest take its result instead of sending requests.
+        queue = pending[index]
+        while queue and running[index] < (limit if opened[index] else 1):
+            group = queue.popleft()
+            why, gone = invalid[id(jobs[group.jobs[0]].named)], dead[index]
+            if why is not None:  # fails its own rows only, before any request
+                for n in group.jobs:
+                    settle(n, ScenarioResult("ValueError", why))
+                continue
+            if gone is not None:
+                for n in group.jobs:
+                    settle(n, replace(gone, trace=None, latency_s=0.0))
+                continue
+            running[index] += 1
+            for n in group.jobs:
+                futures[pool.submit(runs.copy, jobs[n], group)] = (n, group)
+
     try:
-        pending = set(futures.values())
-        while pending:
+        for index in range(len(eps)):
+            feed(index)
+        while futures:
             # A bounded wait: an interrupt raised in this thread is seen within _POLL_S.
-            _, pending = wait(pending, timeout=_POLL_S, return_when=FIRST_COMPLETED)
-        results = [futures[n].result() for n in range(len(pairs))]
+            ready, _ = wait(futures, timeout=_POLL_S, return_when=FIRST_COMPLETED)
+            for future in ready:
+                n, group = futures.pop(future)
+                try:
+                    result = future.result()  # a tool's KeyboardInterrupt is raised here
+                except Exception as exc:
+                    result = ScenarioResult(type(exc).__name__, str(exc) or type(exc).__name__)
+                group.left -= 1
+                index = jobs[n].index
+                if group.left == 0:
+                    running[index] -= 1
+                    finished.append(group)
+                settle(n, result)
+                if group.left == 0:
+                    if sweep:
+                        mark_crossed(jobs, group, results)
+                    if not opened[index]:
+                        opened[index] = True
+                        gone = [results[m] for m in group.jobs]
+                        dead[index] = next((r for r in gone if r and _unreachable(r)), None)
+                    feed(index)
     except BaseException as exc:
-        # Ctrl-C: queued pairs are cancelled and nothing new is sent. Requests in flight end
-        # by their deadline; their clients are closed after them, off this thread (closing a
-        # pool under a request in flight would leave its socket to the garbage collector).
-        # What finished is kept on the exception.
+        # Ctrl-C: nothing new is sent, and a request in flight ends by its deadline; clients
+        # are closed after them, off this thread (closing a pool under a request in flight
+        # would leave its socket to the garbage collector). What finished is kept on the
+        # exception.
         runs.cancelled.set()
         pool.shutdown(wait=False, cancel_futures=True)
-        threading.Thread(target=_close_after, args=(pool, runs), daemon=True).start()
-        done_pairs = [
-            n for n in range(len(pairs)) if futures[n].done() and not futures[n].cancelled()
-        ]
-        kept = [(n, futures[n].result()) for n in done_pairs if futures[n].exception() is None]
-        kept = [(n, res) for n, res in kept if res is not _CANCELLED]
+        closer = threading.Thread(
+            target=_close_after, args=(pool, runs), name=f"{THREAD_PREFIX}-close", daemon=True
+        )
+        closer.start()
+        kept = [(n, r) for n, r in enumerate(results) if r is not None and not _cut_by_cancel(r)]
         vars(exc).update(
-            rows=[_row(eps[pairs[n][0]], pairs[n][1], pairs[n][2], res) for n, res in kept],
-            traces=[res.trace for _, res in kept],
+            rows=[_row(eps[jobs[n].index], jobs[n], r) for n, r in kept],
+            traces=[r.trace for _, r in kept],
+            walls=walls(eps, jobs, finished) if sweep else {},
         )
         raise
     pool.shutdown(wait=True)
     runs.close()
-    rows = [_row(eps[i], s, r, res) for (i, s, r), res in zip(pairs, results, strict=True)]
-    return rows, [res.trace for res in results]
+    final = cast("list[ScenarioResult]", results)
+    rows = [_row(eps[job.index], job, res) for job, res in zip(jobs, final, strict=True)]
+    return rows, [res.trace for res in final], walls(eps, jobs, finished) if sweep else {}
 
 
 class _Bar:
@@ -351,14 +409,22 @@ def compare(
     progress: Progress | Literal[False] | None = None,
     timeout: float = 120.0,
     deadline: float | None = 600.0,
+    load: int | Sequence[int] = (1,),
 ) -> pd.DataFrame:
     """Run every scenario `repeats` times against every endpoint; one row per run.
 
     Endpoints run side by side, each with at most `concurrency` runs in flight.
+    `load` (levels, a bare int L is `(L,)`): with several levels or one above 1,
+    each (endpoint, scenario, repeat) runs at every level L, in the order given,
+    as L copies that start together with nothing else of that endpoint beside
+    them (`concurrency` does not apply); each copy's prompt ends with its own
+    nonce (a probe sends its own fixed prompt, without one), and a copy whose
+    reply carries another's has outcome `crossed_stream`.
     `progress`: None shows a progress bar in a notebook (nothing elsewhere),
     False nothing, a callable gets `(done, total)`. Columns are `COLUMNS`;
     counts are nullable integers, empty where no request was made.
-    `df.attrs["traces"]` maps each row's index to its Trace.
+    `df.attrs["traces"]` maps each row's index to its Trace. On Ctrl-C the
+    KeyboardInterrupt carries the finished rows as `.frame`.
     """
     try:
         import pandas  # noqa: F401  (fail before any request when pandas is missing)
@@ -367,7 +433,7 @@ def compare(
     bar = _notebook_progress() if progress is None else None
     callback = None if progress is False else (bar if progress is None else progress)
     try:
-        rows, traces = compare_rows(
+        rows, traces, spans = _compare_rows(
             endpoints,
             scenarios=scenarios,
             concurrency=concurrency,
@@ -376,27 +442,32 @@ def compare(
             progress=callback,
             timeout=timeout,
             deadline=deadline,
+            load=load,
         )
     except KeyboardInterrupt as exc:
         # The rows that finished before the interrupt, as the DataFrame compare would return.
-        vars(exc)["frame"] = _frame(vars(exc).get("rows", []), vars(exc).get("traces", []))
+        got = vars(exc)
+        got["frame"] = _frame(got.get("rows", []), got.get("traces", []), got.get("walls", {}))
         raise
     finally:
         if bar is not None:
             bar.close()
-    return _frame(rows, traces)
+    return _frame(rows, traces, spans)
 
 
-def _frame(rows: list[dict[str, Any]], traces: list[Trace | None]) -> pd.DataFrame:
+def _frame(rows: list[dict[str, Any]], traces: list[Trace | None], spans: Walls) -> pd.DataFrame:
     import pandas as pd
 
     df = pd.DataFrame(rows, columns=COLUMNS)
     for col in _COUNTS:
         df[col] = df[col].astype("Int64")
-    df["repeat"] = df["repeat"].astype(int)
+    for col in ("repeat", "load", "copy"):
+        df[col] = df[col].astype(int)
     df["latency_s"] = df["latency_s"].astype(float)
     df["ttft_s"] = df["ttft_s"].astype(float)
     df.attrs["traces"] = _Traces({n: t for n, t in enumerate(traces) if t is not None})
+    if spans:
+        df.attrs["load_walls"] = dict(spans)
     return cast("pd.DataFrame", df)
 
 
@@ -417,8 +488,15 @@ def summary_cell(ok: int, n: int, median: float) -> str:
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """One row per scenario, one column per endpoint: "k/n ok", `pass^k` when every one of
-    k > 1 repeats was ok or `flaky` when only some were, and the median latency."""
+    k > 1 repeats was ok or `flaky` when only some were, and the median latency.
+
+    A load sweep (several levels, or one above 1) gets one row per (endpoint,
+    scenario, load) instead: `rig_nb.load.LOAD_SUMMARY_COLUMNS`.
+    """
     import pandas as pd
+
+    if "load" in df.columns and len(df) and is_sweep(sorted({int(v) for v in df["load"]})):
+        return load_summary(df)
 
     # A bare copy of the four columns: derived frames of df would deep-copy df.attrs each time.
     frame = pd.DataFrame(

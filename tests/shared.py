@@ -42,6 +42,7 @@ CONTEXT_PERSONAS = [
     "llama-context-error",
     "cache-breaking-template",
 ]
+LOAD_PERSONAS = ["crossed-streams"]
 PERSONAS = [
     "well-behaved",
     "qwen3-no-parser",
@@ -57,6 +58,7 @@ PERSONAS = [
     *REASONING_PERSONAS,
     *EVALUATION_PERSONAS,
     *CONTEXT_PERSONAS,
+    *LOAD_PERSONAS,
     "llama-server-deepseek-recorded",
     "llama-server-none-recorded",
     "llama-server-skip-recorded",

@@ -16,6 +16,7 @@ from rig_nb.testing import (
     tool_call,
     wants_stream,
 )
+from rig_nb.wire import WIRES
 from rig_nb.wire import Reply as WireReply
 
 KEY = "sk-doctor-SECRET-31337"
@@ -83,11 +84,12 @@ def report_of(fake: FakeServer, **kw: Any) -> tuple[Any, list[RecordedRequest]]:
 def test_every_check_is_there_within_the_request_budget() -> None:
     report, requests = report_of(FakeServer())
     assert [c.name for c in report.checks] == list(CHECKS)
-    # DESIGN says 12: 7 + 5 (reasoning) + 1 (structured_output) + 2 (api_parity), and
-    # round 4's prefix_cache 1 (no window known here: context_window sends nothing)
-    assert len(requests) <= 16
+    # The model list and 14 + prefix_cache 1 (no window known here: context_window sends
+    # nothing) + concurrency 4 + api_parity 2 for each other wire.
+    assert len(requests) <= 1 + 14 + 1 + 4 + 2 * (len(WIRES) - 1)
     assert report.model == "m"
     verdicts = {c.name: c.verdict for c in report.checks}
+    assert verdicts.pop("concurrency").startswith("parallel (")  # an instant server
     assert verdicts == {
         "tool_choice_unset": "text",
         "tool_choice_auto": "tool call",
@@ -279,7 +281,7 @@ def test_failed_requests_never_read_as_findings(get: Response, post: Response) -
             report = endpoint_report(client, "m")
         requests = len(server.requests)
     assert [c.name for c in report.checks] == list(CHECKS)
-    assert requests <= 15  # DESIGN says 12; round 3 checks (reasoning, structured, api) add 8
+    assert requests <= 19  # the model list and at most 18 model requests (DESIGN, Round 4)
     status = post.status
     verdicts = {c.name: c.verdict for c in report.checks}
     assert verdicts == {
@@ -297,6 +299,7 @@ def test_failed_requests_never_read_as_findings(get: Response, post: Response) -
         "structured_output": f"error {status}",
         "reasoning_replay": f"error {status}",
         "thinking_switch": f"error {status}",
+        "concurrency": f"error {status}",
         "api_parity": f"error {status}",
         # No window known and no reply to continue: nothing is sent for these.
         "context_window": "n/a",

@@ -187,6 +187,7 @@ DEMO_RUNS = [
     _row("ollama-truncates-silently", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     _row("llama-context-error", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     _row("cache-breaking-template", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    _row("crossed-streams", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     # Real llama-server replies: SmolLM2 under a Qwen3-style template that opens <think>.
     _row(
         "llama-server-deepseek-recorded",

@@ -12,7 +12,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "rig_nb"
 
 # Top-level modules and subpackages of each layer but the library (DESIGN.md "Layers").
-NOTEBOOK = {"compare", "scenarios", "report", "widgets"}
+NOTEBOOK = {"compare", "scenarios", "load", "report", "widgets"}
 LOCAL_ENDPOINTS = {"testing", "demo"}
 COMMAND_LINE = {"__main__", "cli"}
 

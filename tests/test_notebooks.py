@@ -359,7 +359,20 @@ def check_compare(nb: Any, personas: dict[str, Any]) -> None:
         assert [r[f"{model} / chat"][:6] for r in wires] == [
             r[f"{model} / responses"][:6] for r in wires
         ]
-    ttft = frame(cell_outputs(nb, "stream=True"))
+    swept = frame(cell_outputs(nb, "swept = compare("))
+    assert "rows: loads [1, 4, 8], copies [0, 1, 2, 3, 4, 5, 6, 7]" in printed(
+        cell_outputs(nb, "swept = compare(")
+    )
+    assert [(r["endpoint"], r["load"]) for r in swept] == [
+        (e, str(n)) for e in ("well-behaved", "crossed-streams") for n in (1, 4, 8)
+    ]
+    assert [(r["ok"], r["runs"]) for r in swept[:3]] == [("2", "2"), ("8", "8"), ("16", "16")]
+    assert (swept[3]["ok"], swept[3]["runs"]) == ("2", "2")  # alone, nothing crossed
+    assert all(int(r["ok"]) < int(r["runs"]) for r in swept[4:])  # under load, it did
+    crossed = printed(cell_outputs(nb, 'crossed = swept[swept["outcome"]'))
+    assert "crossed-streams" in crossed and "well-behaved" not in crossed
+    assert [v for v in widget_values(nb) if "p95 latency s" in v and "<table" in v]
+    ttft = frame(cell_outputs(nb, "stream=True, concurrency=8"))
     values = [float(v) for r in ttft for k, v in r.items() if k]
     assert len(values) == n_endpoints * n_scenarios and min(values) > 0
     assert re.search(r"OutputLimitError - \S", printed(cell_outputs(nb, 'df.attrs["traces"][row]')))

@@ -108,6 +108,38 @@ _REASONING_TOKENS = {
     "": "the endpoint does not report completion_tokens_details.reasoning_tokens, so the "
     "share of the budget spent thinking is unknown",
 }
+# Requests that wait for each other: the server's parallel slots or batch size.
+_PARALLEL = {
+    "llama.cpp": "llama-server runs -np N requests at once (--parallel; each slot gets "
+    "ctx-size/N of the context, so raise -c with it); with -np 1 every agent waits its turn",
+    "vllm": "vLLM batches at most --max-num-seqs sequences (and --max-num-batched-tokens per "
+    "step): raise them if requests queue, within the KV-cache memory",
+    "ollama": "Ollama serves OLLAMA_NUM_PARALLEL requests per model at once (set it on the "
+    "server, with OLLAMA_MAX_QUEUE); each parallel slot takes its own context memory",
+    "sglang": "SGLang runs at most --max-running-requests at once: raise it if requests queue",
+    "litellm": "LiteLLM passes the load to the server behind it: raise its parallelism there "
+    "(llama-server -np, vLLM --max-num-seqs, OLLAMA_NUM_PARALLEL) and check the proxy's "
+    "max_parallel_requests",
+    "": "the server runs fewer requests at once than were sent: raise its parallelism "
+    "(llama-server -np, vLLM --max-num-seqs, OLLAMA_NUM_PARALLEL)",
+}
+_RATE_LIMITED = {
+    "litellm": "the proxy refused requests under load: raise its rpm/tpm or "
+    "max_parallel_requests for this model, or send fewer at once (compare's load)",
+    "": "the endpoint (or a proxy in front of it) refused requests under load: raise its rate "
+    "or parallel-request limit, or send fewer at once (compare's load)",
+}
+_CROSSED = {
+    "vllm": "vLLM's tool-call parser mixed concurrent requests (vllm-project/vllm#48089, "
+    "PR#49249): update vLLM; until then --max-num-seqs 1 keeps streams apart",
+    "llama.cpp": "llama-server mixed concurrent requests' replies: update llama.cpp; until then "
+    "-np 1 keeps streams apart",
+    "ollama": "Ollama mixed concurrent requests' replies: update Ollama; until then "
+    "OLLAMA_NUM_PARALLEL=1 keeps streams apart",
+    "": "the server mixed concurrent requests' tool calls (a parser with state shared across "
+    "requests: vllm-project/vllm#48089, ml-explore/mlx-lm#965): update it, or serve one "
+    "request at a time (llama-server -np 1, vLLM --max-num-seqs 1, OLLAMA_NUM_PARALLEL=1)",
+}
 
 
 _LENGTH = (
@@ -139,6 +171,8 @@ def advice(server: str, check: str, verdict: str, *, auto: str) -> str:
         return _pick(_UNSET, server) if auto == "tool call" else ""
     if check == "tool_choice_required" and verdict.startswith("error"):
         return _pick(_REQUIRED, server) if auto == "tool call" else ""
+    if check == "concurrency":  # before the rule below: "errors under load" has advice
+        return _concurrency(server, verdict)
     if verdict.startswith("error") or verdict == "n/a":
         return ""
     if check == "reasoning_location" and verdict.startswith("content:"):
@@ -165,4 +199,15 @@ def advice(server: str, check: str, verdict: str, *, auto: str) -> str:
         return _pick(_USAGE, server)
     if check == "reasoning_tokens_reported" and verdict == "no":
         return _pick(_REASONING_TOKENS, server)
+    return ""
+
+
+def _concurrency(server: str, verdict: str) -> str:
+    if verdict == "crossed":
+        return _pick(_CROSSED, server)
+    if verdict.startswith("errors under load"):
+        limited = "429" in verdict or "503" in verdict
+        return _pick(_RATE_LIMITED if limited else _PARALLEL, server)
+    if verdict.startswith(("serialized", "partly parallel")):
+        return _pick(_PARALLEL, server)
     return ""

@@ -14,7 +14,8 @@ context window (`context_window`) and one more turn of a conversation already
 had (`prefix_cache`); then up to 5 for reasoning across turns
 (`capabilities.thinking`: `reasoning_replay`, `thinking_switch`), and one
 question asked with `response_format` (`capabilities.structured`:
-`structured_output`). `progress` hears of each request and `cancel` ends the
+`structured_output`), four probes at once (`capabilities.concurrency`:
+`concurrency`). `progress` hears of each request and `cancel` ends the
 report between requests. An address with no model list whose first
 probe is answered "not here" (404, 405, 501, or a body that is not a chat
 completion) gets one check, `not_openai_compatible`, and nothing more is
@@ -38,9 +39,10 @@ from ..record import record_one
 from ..servers import guess_server, server_of_models
 from ..trace import Iteration, Trace
 from ..wire import TOOL_CHOICES as ALL_TOOL_CHOICES
-from ..wire import Reply, Request, Turn
+from ..wire import WIRES, Reply, Request, Turn
 from .advice import advice
 from .api_parity import api_parity
+from .concurrency import CONCURRENCY_CHECKS, CONCURRENT_PROBES, concurrency_check
 from .long_context import LONG_CONTEXT_CHECKS, long_context_checks, report_head, server_facts
 from .stream_grammar import stream_grammar
 from .structured import STRUCTURED_CHECKS, structured_output_check
@@ -84,6 +86,7 @@ CHECKS = (
     *THINKING_CHECKS,
     *STRUCTURED_CHECKS,
     *LONG_CONTEXT_CHECKS,
+    *CONCURRENCY_CHECKS,
     "api_parity",
 )
 # The one check of an address that does not serve the API: no other check is made.
@@ -325,12 +328,14 @@ def endpoint_report(
     cancel: CancelFlag | None = None,
 ) -> EndpointReport:
     """Probe `model` on `client`'s endpoint with a bounded set of requests: the model
-    list, the server's metadata routes (at most 2), and at most 18 requests to the model
-    (the probes 3, the question 1, both streamed 2; round 3's checks as DESIGN defines
-    them: reasoning_replay 3, thinking_switch 2, structured_output 1, api_parity 2;
-    context_window 1 when a window up to the doctor's bound is known, prefix_cache 1);
-    on llama.cpp, reasoning_replay asks `/apply-template` first (up to 3 requests) and
-    the model only when it cannot, and prefix_cache asks it twice when the prefix broke.
+    list, the server's metadata routes (at most 2), and a bounded number of model requests:
+    the probes 3, the question 1, both streamed 2; round 3's checks as DESIGN defines them
+    (reasoning_replay 3, thinking_switch 2, structured_output 1); context_window 1 when a
+    window up to the doctor's bound is known, prefix_cache 1 (18 in all); concurrency 4,
+    sent at once and measured against the "auto" probe; api_parity 2 for each other wire
+    the server answers (a wire whose route is not there costs its probe only). On
+    llama.cpp, reasoning_replay asks `/apply-template` first (up to 3 requests) and the
+    model only when it cannot, and prefix_cache asks it twice when the prefix broke.
 
     `progress(done, planned)` is called from the calling thread before the first
     request and after each one. `cancel` (a threading.Event, or a callable that
@@ -348,9 +353,9 @@ def endpoint_report(
 
 
 # Requests after the stream parity pair: reasoning_replay (3), thinking_switch (2),
-# structured_output (1), api_parity (2), metadata routes (2), context_window (1),
-# prefix_cache (1). Progress counts what was sent when it differs.
-_LATER_REQUESTS = 12
+# structured_output (1), metadata routes (2), context_window (1), prefix_cache (1),
+# concurrency (4), api_parity (2 a wire). Progress counts what was sent when it differs.
+_LATER_REQUESTS = 10 + CONCURRENT_PROBES + 2 * (len(WIRES) - 1)
 # Verdicts that only say nothing was found: after a cancel, they say it was not looked for.
 _UNJUDGED = frozenset({"no", "none", "n/a", "not checked"})
 # These name findings gathered over several replies; their trace is only the one shown.
@@ -472,6 +477,8 @@ def _report(client: Backend, model: str, *, stream: bool) -> EndpointReport:
     checks.extend(Check(*found) for found in reasoning_checks(client, model, server, location))
     checks.append(Check("structured_output", *structured_output_check(client, model, server)))
     checks.extend(Check(*found) for found in long_checks)
+    # Four more at once, measured against the lone "auto" probe.
+    checks.append(Check("concurrency", *concurrency_check(client, model, server, probes["auto"])))
     # Two more requests: the probe and the question over /responses.
     verdict, evidence, fix, trace = api_parity(
         client, model, server, lambda c: _ask(c, model, False)[0], plain, probes["auto"]

@@ -159,6 +159,16 @@ def _endpoint_hints(args: Namespace, endpoints: list[Endpoint], frame: Any) -> N
         print(f"rig-nb: endpoint {endpoint.name!r}: {hint}", file=sys.stderr)
 
 
+_LEGEND = (
+    "summary: runs ok / runs (pass^k: all k repeats ok; flaky: some ok, some not), "
+    "and the median latency, per scenario and endpoint"
+)
+_LOAD_LEGEND = (
+    "summary per endpoint, scenario and load: runs ok of runs, p50 and p95 latency (s), "
+    "p50 time to first token (s, streamed only), output tokens per second at that load"
+)
+
+
 def cmd_compare(args: Namespace) -> int:
     endpoints = read_endpoints(args.file, args.api_key_env)
     _check_outputs(args)
@@ -167,6 +177,7 @@ def cmd_compare(args: Namespace) -> int:
     except ImportError:
         raise CommandError(f"compare needs pandas: {install('notebook')}", 1) from None
     from ..compare import DEFAULT_SCENARIOS, EVALUATION_SCENARIOS, compare, summarize
+    from ..load import is_sweep
     from ..report import save_html, save_traces
 
     # The same scenarios, each under the thinking switch and replay asked for.
@@ -183,6 +194,7 @@ def cmd_compare(args: Namespace) -> int:
             repeats=args.repeats,
             stream=args.stream,
             concurrency=args.concurrency,
+            load=args.load,
             progress=progress or False,
             timeout=args.timeout,
             deadline=args.deadline,
@@ -197,14 +209,19 @@ def cmd_compare(args: Namespace) -> int:
     else:
         width = terminal_width()
         rows = frame.astype(object).where(frame.notna(), None).to_dict("records")
-        print(
-            "summary: runs ok / runs (pass^k: all k repeats ok; flaky: some ok, some not), "
-            "and the median latency, per scenario and endpoint"
-        )
-        print(printable(summarize(frame).to_string(line_width=width)))
+        sweep = is_sweep(args.load)
+        print(_LOAD_LEGEND if sweep else _LEGEND)
+        summary = summarize(frame)
+        print(printable(summary.to_string(line_width=width, index=not sweep)))
         print()
         table = compare_table_rows(rows)
-        print(format_table(table, COMPARE_COLUMNS, width=width, cut_first=["error"]))
+        columns = COMPARE_COLUMNS
+        if sweep:  # which level and copy each row ran as
+            for cells, row in zip(table, rows, strict=True):
+                cells.update(load=str(row["load"]), copy=str(row["copy"]))
+            at = columns.index("repeat") + 1
+            columns = [*columns[:at], "load", "copy", *columns[at:]]
+        print(format_table(table, columns, width=width, cut_first=["error"]))
     sys.stdout.flush()
     written = True  # each file is tried, whatever became of the one before
     if args.csv:

@@ -37,6 +37,20 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _levels(text: str) -> tuple[int, ...]:
+    """`--load 1,4,16`: load levels, each a positive integer."""
+    parts = [part.strip() for part in text.split(",")]
+    try:
+        values = tuple(int(part) for part in parts)
+    except ValueError:
+        values = ()
+    if not values or any(v <= 0 for v in values):
+        raise argparse.ArgumentTypeError(
+            f"expected positive integers separated by commas (1,4,16), got {text!r}"
+        )
+    return values
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -308,6 +322,14 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--concurrency", type=_positive_int, default=4, help="runs in flight per endpoint"
+    )
+    p.add_argument(
+        "--load",
+        type=_levels,
+        default=(1,),
+        metavar="L1,L2,...",
+        help="load levels (1,4,16): each run at every level L as L copies at once, level "
+        "after level, alone on its endpoint; the summary is then per endpoint, scenario and load",
     )
     p.add_argument("--stream", action="store_true", help="stream every reply")
     p.add_argument(

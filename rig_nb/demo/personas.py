@@ -22,6 +22,7 @@ from .dialect_personas import dialect_personas
 from .evaluation_personas import agent_step, evaluation_personas
 from .family_personas import family_personas
 from .kit import MarkupCalls, Persona, Said, Stream, Turn, count_words, short
+from .load_personas import load_personas
 from .reasoning_personas import reasoning_personas
 
 __all__ = ["XSS_IMG", "XSS_SCRIPT", "default_personas"]
@@ -305,4 +306,5 @@ def default_personas() -> list[Persona]:
         *reasoning_personas(),
         *evaluation_personas(),
         *context_personas(),
+        *load_personas(),
     ]

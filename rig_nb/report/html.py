@@ -81,6 +81,11 @@ _MATRIX_NOTE = (
     "each cell: runs that passed / runs (pass^k: all k repeats passed; flaky: some did, "
     "some did not), and the median latency"
 )
+_LOAD_NOTE = (
+    "per endpoint, scenario and load level L (L copies at once): runs ok / runs, p50 and "
+    "p95 latency over every copy, p50 time to first token (streamed runs), and output "
+    "tokens per second (the copies' completion tokens over the level's wall time)"
+)
 _CELL_CHARS = 160
 _WRAP_CHARS = 32  # a longer cell of the rows table wraps (in 12 to 28em); shorter ones do not
 _LINE_CHARS = 500  # one-line facts (ids, names, summaries) from a trace file can be any length
@@ -268,6 +273,17 @@ def _frame_html(frame: Any) -> tuple[str, str]:
     if missing:
         raise ValueError(f"not a compare DataFrame: no column {', '.join(map(repr, missing))}")
     matrix = summarize(df)
+    if "load" in matrix.columns:  # a load sweep: one row per (endpoint, scenario, load)
+        from ..load import load_table_html
+
+        ok = int((df["outcome"] == "ok").sum())
+        parts = [
+            f"<p>{len(df)} runs, {ok} passed; load levels "
+            f"{esc(', '.join(map(str, dict.fromkeys(matrix['load']))))}.</p>",
+            f'<h2>Load</h2><p class="muted">{_LOAD_NOTE}</p>',
+            f'<div class="scroll">{load_table_html(matrix)}</div>',
+        ]
+        return _rows_and_traces(df, traces, parts)
     counts: dict[tuple[Any, Any], list[int]] = {}
     for endpoint, scenario, outcome in zip(
         df["endpoint"], df["scenario"], df["outcome"], strict=True
@@ -289,6 +305,10 @@ def _frame_html(frame: Any) -> tuple[str, str]:
         f'<div class="scroll">{table_html(header, cells, styles)}</div>',
         charts_html(df, matrix),
     ]
+    return _rows_and_traces(df, traces, parts)
+
+
+def _rows_and_traces(df: Any, traces: dict[Any, Trace], parts: list[str]) -> tuple[str, str]:
     columns = [str(c) for c in df.columns]
     rows, sections = [], []
     positions = {c: i for i, c in enumerate(df.columns)}

@@ -2,7 +2,9 @@
 
 The matrix (scenario x endpoint, "k/n ok" and the median latency, coloured by
 pass rate) fits an 800 px output area: long names are cut with the full text
-on hover. The row table below it may scroll sideways. Every cell is escaped.
+on hover. A load sweep shows its load table instead (`rig_nb.load`: one row per
+endpoint, scenario and load). The row table below it may scroll sideways.
+Every cell is escaped.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import ipywidgets as widgets
 
 from .._html import esc, table_html
 from ..compare import summarize
+from ..load import load_table_html
 from ..report.charts import charts_html
 
 if TYPE_CHECKING:
@@ -64,6 +67,11 @@ EXPLANATIONS: dict[str, str] = {
         "recover_text_tool_calls=True runs them."
     ),
     "ValueError": "The base URL or the scenario was not usable.",
+    "crossed_stream": (
+        "Under load, this copy's reply carried another copy's nonce: the server mixed the "
+        "streams of requests running at the same time (a tool-call parser with state shared "
+        "across requests). Update the server, or serve one request at a time."
+    ),
 }
 _OK = "background:#d9f2d9"
 _PART = "background:#fff1c9"
@@ -150,9 +158,14 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
         self.df = df
         has_matrix = {"endpoint", "scenario", "outcome", "latency_s"} <= set(df.columns)
         self.summary_frame = summarize(df) if has_matrix and not df.empty else None
-        self.matrix = widgets.HTML(
-            value=matrix_html(self.summary_frame) if self.summary_frame is not None else ""
-        )
+        # A load sweep's summary is one row per (endpoint, scenario, load), not a matrix.
+        self.sweep = self.summary_frame is not None and "load" in self.summary_frame.columns
+        html = ""
+        if self.summary_frame is not None:
+            shown = load_table_html if self.sweep else matrix_html
+            html = '<div style="overflow-x:auto;max-width:100%">' + shown(self.summary_frame)
+            html += "</div>"
+        self.matrix = widgets.HTML(value=html)
         # Latency per cell, and against load when the summary has levels (rig_nb.report.charts).
         self.charts = widgets.HTML(value=charts_html(df, self.summary_frame) if has_matrix else "")
         header = [str(c) for c in df.columns]
@@ -181,6 +194,11 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
         if "outcome" not in self.df.columns or self.df.empty:
             return f"{len(self.df)} rows"
         ok = int((self.df["outcome"] == "ok").sum())
+        if self.sweep:
+            return (
+                f"{ok}/{len(self.df)} runs ok; per endpoint, scenario and load: runs ok, "
+                "p50/p95 latency, p50 time to first token, output tokens per second"
+            )
         return (
             f"{ok}/{len(self.df)} runs ok; each cell: runs ok / runs, median latency; "
             "pass^k: all k repeats ok; flaky: some repeats ok, some not"
