@@ -328,14 +328,14 @@ def endpoint_report(
     cancel: CancelFlag | None = None,
 ) -> EndpointReport:
     """Probe `model` on `client`'s endpoint with a bounded set of requests: the model
-    list, the server's metadata routes (at most 2), and a bounded number of model requests:
-    the probes 3, the question 1, both streamed 2; round 3's checks as DESIGN defines them
-    (reasoning_replay 3, thinking_switch 2, structured_output 1); context_window 1 when a
-    window up to the doctor's bound is known, prefix_cache 1 (18 in all); concurrency 4,
-    sent at once and measured against the "auto" probe; api_parity 2 for each other wire
-    the server answers (a wire whose route is not there costs its probe only). On
-    llama.cpp, reasoning_replay asks `/apply-template` first (up to 3 requests) and the
-    model only when it cannot, and prefix_cache asks it twice when the prefix broke.
+    list, the server's metadata routes (at most 2), and at most 18 model requests (the
+    probes 3, the question 1, both streamed 2; reasoning_replay 3, thinking_switch 2,
+    structured_output 1; context_window 1 when a window up to the doctor's bound is known,
+    prefix_cache 1; api_parity 2 over the second wire), then concurrency's 4 at once
+    (measured against the "auto" probe) and api_parity's 2 over each further wire the
+    server answers (a wire whose route is not there costs its probe only). On llama.cpp,
+    reasoning_replay asks `/apply-template` first (up to 3 requests) and the model only
+    when it cannot, and prefix_cache asks it twice when the prefix broke.
 
     `progress(done, planned)` is called from the calling thread before the first
     request and after each one. `cancel` (a threading.Event, or a callable that
