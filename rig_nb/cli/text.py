@@ -328,14 +328,11 @@ def demo_table_text(table: Sequence[Mapping[str, str]], width: int | None) -> st
         return "\n".join([text, _wrap("; ".join(meaning), width)])
     rows = [{**r, "probe": _SHORT_PROBE.get(r["probe"], "error")} for r in table]
     need = dict(zip(columns, _natural(rows, columns, _SHORT_HEADERS), strict=True))
+    floor = {c: min(w, _DEMO_FLOOR.get(c, w)) for c, w in need.items()}
     kept: list[str] = []
     for column in _DEMO_KEPT_FIRST:
-        floor = min(need[column], _DEMO_FLOOR.get(column, need[column]))
-        if (
-            column in ("persona", "outcome")
-            or _line_width([*(min(need[k], _DEMO_FLOOR.get(k, need[k])) for k in kept), floor])
-            <= width
-        ):
+        narrowest = _line_width([*(floor[k] for k in kept), floor[column]])
+        if column in ("persona", "outcome") or narrowest <= width:
             kept.append(column)
     shown = [c for c in columns if c in kept]
     cut = [c for c in reversed(_DEMO_KEPT_FIRST) if c in _DEMO_FLOOR and c in shown]
