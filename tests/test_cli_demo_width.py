@@ -1,5 +1,5 @@
 """`python -m rig_nb demo` at 80, 100 and 200 columns: persona and outcome whole, no cell cut
-to a stub, what is left out named under the table, every line before the trace within the width.
+to a stub, what is left out named under the table, every line within the width.
 """
 
 from __future__ import annotations
@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 from cli_helpers import cli
 
-from rig_nb.cli.text import DEMO_COLUMNS, DEMO_LEGEND
+from rig_nb import RunRequest
+from rig_nb.cli.text import DEMO_COLUMNS, DEMO_LEGEND, format_trace
 from rig_nb.demo import DemoServer
+from rig_nb.loop import run_trace
+from rig_nb.testing import ScriptedBackend, chat_reply, tool_call
 
 WIDE = 10_000
 SHORT_HEADERS = {"iter": "iterations", "calls": "tool calls", "tokens": "tokens in/out"}
@@ -57,8 +60,7 @@ def parse(out: str) -> tuple[list[str], list[dict[str, str]], list[str]]:
 @pytest.mark.parametrize("columns", [80, 100, 200])
 def test_the_demo_fits_and_stays_readable(capsys: pytest.CaptureFixture[str], columns: int) -> None:
     out = demo_at(capsys, columns)
-    before_trace = out.split("Per-iteration trace")[0]
-    assert max(map(len, before_trace.splitlines())) <= columns
+    assert max(map(len, out.splitlines())) <= columns  # the trace after the table too
     names, rows, after = parse(out)
     full_names, full_rows, _ = parse(demo_at(capsys, WIDE))
     assert full_names == DEMO_COLUMNS
@@ -130,3 +132,22 @@ def test_a_pipe_gets_the_whole_table_and_one_legend_line(
     assert names == DEMO_COLUMNS and len(rows) == len(personas())
     assert after[0] == DEMO_LEGEND
     assert "left out" not in out
+
+
+def test_a_hostile_trace_wraps_to_the_width_and_keeps_every_character() -> None:
+    content = "\x1b[2J<think>" + "x" * 900 + "</think>\n\n  indented " + "word " * 300 + "\t\ttabs"
+    backend = ScriptedBackend(
+        [
+            chat_reply(tool_calls=[tool_call("f", {"a": "y" * 500})]),
+            chat_reply(content),
+        ]
+    )
+    trace = run_trace(backend, RunRequest("m", 64, prompt="go"))
+    whole = format_trace(trace, limit=5000)
+    for width in (40, 80, 100):
+        wrapped = format_trace(trace, limit=5000, width=width)
+        assert max(map(len, wrapped.splitlines())) <= width
+        assert wrapped != whole and "\t" not in wrapped
+        assert "".join(wrapped.split()) == "".join(whole.split())  # only whitespace moved
+        assert "\\x1b[2J" in wrapped and "\x1b" not in wrapped
+    assert format_trace(trace, limit=5000, width=None) == whole

@@ -132,7 +132,7 @@ def cmd_demo(args: Namespace) -> int:
     if trace is not None:
         print()
         print(f"Per-iteration trace of {trace.model}: reasoning leaks into content, stripped.")
-        print(format_trace(trace, limit=400))
+        print(format_trace(trace, limit=400, width=width))
     print()
     print(
         _wrap(

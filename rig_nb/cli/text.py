@@ -371,12 +371,17 @@ def _unchanged(text: str) -> str:
 
 
 def format_trace(
-    trace: Trace, *, limit: int = 2000, redact: Callable[[str], str] = _unchanged
+    trace: Trace,
+    *,
+    limit: int = 2000,
+    redact: Callable[[str], str] = _unchanged,
+    width: int | None = None,
 ) -> str:
     """A trace as text: a summary line, then each iteration's raw and stripped text and calls.
 
     Each text the endpoint sent goes through `redact` (the client's Redactor), then is cut
-    at `limit` characters (the JSON form keeps everything).
+    at `limit` characters (the JSON form keeps everything). With `width`, a longer line is
+    wrapped, its continuation indented under its text.
     """
     lines = [
         f"{trace.model} at {trace.endpoint}: outcome {trace.outcome or '-'}, "
@@ -405,7 +410,34 @@ def format_trace(
             lines.append(f"    call{source} {redact(c.name)} {arguments} -> {result}")
         if it.error:
             lines.append(f"    error: {redact(it.error)}")
-    return printable("\n".join(lines))
+    text = printable("\n".join(lines))
+    return text if width is None else "\n".join(_hang(line, width) for line in text.split("\n"))
+
+
+# A trace line's own start: its indent and, on a text block's first line, the label.
+_LINE_START = re.compile(r" *(?:(?:raw|stripped|error|reasoning field \([^)]*\)): )?")
+
+
+def _hang(line: str, width: int) -> str:
+    """`line` wrapped to `width`, continued under where its text starts (at most half-way)."""
+    line = line.expandtabs()  # a terminal's tab stops: measured as the spaces they show
+    if len(line) <= width:
+        return line
+    own = len(line) - len(line.lstrip(" "))
+    start = _LINE_START.match(line)
+    label_end = start.end() if start else own
+    # A labelled line hangs under its text; a block's later line (indented past the
+    # call and error lines) under itself; a summary, round or call line 4 further in.
+    indent = label_end if label_end > own else own if own > 4 else own + 4
+    indent = min(indent, width // 2)
+    return textwrap.fill(
+        line,
+        width,
+        subsequent_indent=" " * indent,
+        break_on_hyphens=False,
+        expand_tabs=False,
+        replace_whitespace=False,
+    )
 
 
 class Progress:
