@@ -18,6 +18,14 @@ that load on the machine hits every figure alike.
 - growth: time per character from one size to the next, the larger of the two
   doublings; 1.0x is linear, 2.0x quadratic; goal <= 1.5x for every input.
 
+Round 4 (every scanner linear up to the response cap): each family's call opener
+once, then bare letters, an unclosed string, nested braces or the opener repeated
+to the size (and Gemma's unclosed arguments closed by a brace), timed at 128 KiB
+to 1 MiB through find_text_tool_calls and through the loop deciding the turn's
+ending (`run_trace` on an in-process backend: strip, leaks, ending, recovery).
+Goal: growth <= 1.5x, and the ending at 1 MiB within 40x json.loads of 1 MiB
+(well under a second). `--part opened` runs these alone, `--part units` the rest.
+
 Times are process CPU time (time.process_time), which moves far less than wall
 time on a shared machine, with the garbage collector on for every contender as
 in use (timeit turns it off). find_text_tool_calls runs with limit=10**9, so
@@ -38,7 +46,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from common import Figure, ms, sample_wall_cpu  # noqa: E402
 from decode import clean_json  # noqa: E402
 
+from rig_nb import RunRequest  # noqa: E402
+from rig_nb.demo import demo_tools  # noqa: E402
 from rig_nb.dialects import find_text_tool_calls, leak_dialects  # noqa: E402
+from rig_nb.loop import run_trace  # noqa: E402
+from rig_nb.testing import ScriptedBackend, chat_reply  # noqa: E402
 
 KIB = 1 << 10
 SIZES = (256 * KIB, 512 * KIB, 1024 * KIB)
@@ -165,6 +177,63 @@ for _name, (_unit, _held) in list(INPUTS.items()):
         INPUTS[f"{_name}, 10,000 in 1 MiB"] = (_spaced(_unit), True)
 
 
+OPENED_SIZES = (128 * KIB, 256 * KIB, 512 * KIB, 1024 * KIB)
+ENDING_RATIO_GOAL = 40.0
+# Each family's call opener, written once (or repeated) before the rest of the reply.
+OPENERS = {
+    "gemma": "<|tool_call>call:get_time{",
+    "hermes": '<tool_call>{"name": "f", "arguments": {',
+    "glm": "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>",
+    "qwen3-coder": "<function=f>\n<parameter=a>\n",
+    "mistral v11": "[TOOL_CALLS]f[ARGS]{",
+    "mistral array": '[TOOL_CALLS][{"name": "f", "arguments": {',
+    "kimi": "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0"
+    "<|tool_call_argument_begin|>{",
+    "harmony": "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json"
+    "<|message|>{",
+    "minimax m2": '<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">',
+    "minimax m3": ']<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="f">]<]minimax[>[<a>',
+    "deepseek v3.1": f"<{BAR}tool\u2581calls\u2581begin{BAR}><{BAR}tool\u2581call\u2581begin{BAR}>f"
+    f"<{BAR}tool\u2581sep{BAR}>{{",
+    "deepseek r1": f"<{BAR}tool\u2581call\u2581begin{BAR}>function<{BAR}tool\u2581sep{BAR}>f\n"
+    "```json\n{",
+    "dsml": f'<{BAR}DSML{BAR}function_calls>\n<{BAR}DSML{BAR}invoke name="f">\n'
+    f'<{BAR}DSML{BAR}parameter name="a" string="true">',
+}
+# What follows the opener, to the size: (start, unit repeated, end).
+TAILS = {
+    "bare letters": ("", "a", ""),
+    "unclosed string": ('"', "a", ""),
+    "nested braces": ("", '{"a":', ""),
+}
+# name -> (text before the repeated unit, the unit, the text after it)
+OPENED: dict[str, tuple[str, str, str]] = {
+    f"{family} opener, {tail}": (opener + start, unit, end)
+    for family, opener in OPENERS.items()
+    for tail, (start, unit, end) in TAILS.items()
+}
+OPENED |= {f"{family} opener repeated": ("", opener, "") for family, opener in OPENERS.items()}
+# The issue 35 case: Gemma's arguments unclosed for the rest of the reply, then a brace.
+OPENED["gemma unclosed string, then a brace"] = (OPENERS["gemma"] + 'city:<|"|>', "a", "}")
+OPENED["gemma bare letters, then a brace"] = (OPENERS["gemma"], "a", "}")
+_TOOLS = demo_tools()
+
+
+def _opened(parts: tuple[str, str, str], size: int) -> str:
+    head, unit, tail = parts
+    body = unit * ((size - len(head) - len(tail)) // len(unit) + 1)
+    return head + body[: size - len(head) - len(tail)] + tail
+
+
+def _ending(s: str) -> Callable[[], object]:
+    def decide() -> object:
+        backend = ScriptedBackend([chat_reply(s), chat_reply("done")])
+        trace = run_trace(backend, RunRequest("m", 64, prompt="go", tools=_TOOLS))
+        return trace.iterations[0].ending
+
+    return decide
+
+
 def _fill(unit: str, size: int) -> str:
     return unit * (size // len(unit))
 
@@ -183,13 +252,26 @@ FUNCTIONS: dict[str, Callable[[str], Callable[[], object]]] = {
 }
 
 
-def measure(samples: int) -> tuple[str, list[Figure]]:
+OPENED_FUNCTIONS: dict[str, Callable[[str], Callable[[], object]]] = {
+    "find_text_tool_calls": _find,
+    "ending": _ending,
+}
+
+
+def measure(samples: int, part: str = "all") -> tuple[str, list[Figure]]:
     clean = clean_json()
     contenders: dict[str, Callable[[], object]] = {"json.loads": lambda: json.loads(clean)}
-    for name, (unit, _) in INPUTS.items():
+    units = INPUTS if part != "opened" else {}
+    opened = OPENED if part != "units" else {}
+    for name, (unit, _) in units.items():
         for size in SIZES:
             text = _fill(unit, size)
             for fn, make in FUNCTIONS.items():
+                contenders[f"{fn}|{name}|{size}"] = make(text)
+    for name, parts in opened.items():
+        for size in OPENED_SIZES:
+            text = _opened(parts, size)
+            for fn, make in OPENED_FUNCTIONS.items():
                 contenders[f"{fn}|{name}|{size}"] = make(text)
     _, cpu = sample_wall_cpu(contenders, samples)
     base = cpu["json.loads"]
@@ -201,31 +283,41 @@ def measure(samples: int) -> tuple[str, list[Figure]]:
         "|---|---|---|---|---|",
     ]
     figures: list[Figure] = []
-    for name, (_, held) in INPUTS.items():
-        for fn in FUNCTIONS:
-            times = [cpu[f"{fn}|{name}|{size}"] for size in SIZES]
-            ratio = statistics.median(t / b for t, b in zip(times[-1], base, strict=True) if b > 0)
-            med = [statistics.median(t) for t in times]
-            growth = max(med[i + 1] / (2 * med[i]) if med[i] > 0 else 1.0 for i in range(2))
-            met = growth <= GROWTH_GOAL and (ratio <= RATIO_GOAL or not held)
-            flag = "" if met else " (missed)"
-            lines.append(f"| {name} | {fn} | {ms(med[-1])} | {ratio:.2f}x | {growth:.2f}x{flag} |")
-            figures.append(
-                Figure(
-                    f"{fn} 1 MiB {name}",
-                    f"{ratio:.2f}x json.loads, growth {growth:.2f}x per doubling",
-                    (f"<= {RATIO_GOAL:.0f}x, " if held else "") + f"growth <= {GROWTH_GOAL}x",
-                    met,
-                )
+    rows = [
+        (name, fn, SIZES, RATIO_GOAL if held else None)
+        for name, (_, held) in units.items()
+        for fn in FUNCTIONS
+    ]
+    rows += [
+        (name, fn, OPENED_SIZES, ENDING_RATIO_GOAL if fn == "ending" else None)
+        for name in opened
+        for fn in OPENED_FUNCTIONS
+    ]
+    for name, fn, sizes, goal in rows:
+        times = [cpu[f"{fn}|{name}|{size}"] for size in sizes]
+        ratio = statistics.median(t / b for t, b in zip(times[-1], base, strict=True) if b > 0)
+        med = [statistics.median(t) for t in times]
+        growth = max(med[i + 1] / (2 * med[i]) if med[i] > 0 else 1.0 for i in range(len(med) - 1))
+        met = growth <= GROWTH_GOAL and (goal is None or ratio <= goal)
+        flag = "" if met else " (missed)"
+        lines.append(f"| {name} | {fn} | {ms(med[-1])} | {ratio:.2f}x | {growth:.2f}x{flag} |")
+        figures.append(
+            Figure(
+                f"{fn} 1 MiB {name}",
+                f"{ratio:.2f}x json.loads, growth {growth:.2f}x per doubling",
+                ("" if goal is None else f"<= {goal:.0f}x, ") + f"growth <= {GROWTH_GOAL}x",
+                met,
             )
+        )
     return "\n".join(lines), figures
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description="leak_dialects / find_text_tool_calls benchmark")
     parser.add_argument("--samples", type=int, default=7)
+    parser.add_argument("--part", choices=("all", "units", "opened"), default="all")
     args = parser.parse_args()
-    text, figures = measure(args.samples)
+    text, figures = measure(args.samples, args.part)
     print(text)
     missed = [f for f in figures if f.met is False]
     print(f"\n{len(figures) - len(missed)}/{len(figures)} goals met")

@@ -21,9 +21,8 @@ from ..errors import BackendError
 from ..wire import TOOL_CHOICES
 from .hints import CommandError, explain, url_problem
 from .text import (
-    DEMO_COLUMNS,
-    DEMO_LEGEND,
     demo_table_rows,
+    demo_table_text,
     format_table,
     format_trace,
     plural,
@@ -127,8 +126,7 @@ def cmd_demo(args: Namespace) -> int:
     )
     print()
     table = demo_table_rows(rows[0::2], runs, run_traces)
-    print(format_table(table, DEMO_COLUMNS, width=width, cut_first=["answer"]))
-    print(_wrap(DEMO_LEGEND, width))
+    print(demo_table_text(table, width))
     leaky = next(
         (n for n, r in enumerate(runs) if r["model"] == _LEAKY),
         next((n for n, r in enumerate(runs) if r["reasoning_shapes"] not in ("", "none")), None),
@@ -137,7 +135,7 @@ def cmd_demo(args: Namespace) -> int:
     if trace is not None:
         print()
         print(f"Per-iteration trace of {trace.model}: reasoning leaks into content, stripped.")
-        print(format_trace(trace, limit=400))
+        print(format_trace(trace, limit=400, width=width))
     print()
     print(
         _wrap(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -24,6 +25,7 @@ __all__ = [
     "Progress",
     "compare_table_rows",
     "demo_table_rows",
+    "demo_table_text",
     "fit_widths",
     "format_table",
     "format_trace",
@@ -47,12 +49,44 @@ DEMO_COLUMNS = [
     "latency",
     "answer",
 ]
-DEMO_LEGEND = (
-    "shapes: where reasoning showed (closed, unopened or unclosed <think> tags in the content; "
-    "field: a separate reasoning field); leaks: other dialects found in the content; "
-    "ending: how the last turn ended (answer, tool_calls, length, reasoning_only, "
-    "text_tool_calls, empty, error); outcome is ok only for a real answer."
+# What the columns mean, by column; the legend says it for the columns shown.
+_DEMO_MEANING = {
+    "shapes": "shapes: where reasoning showed (closed, unopened or unclosed <think> tags in the "
+    "content; field: a separate reasoning field)",
+    "leaks": "leaks: other dialects found in the content",
+    "ending": "ending: how the last turn ended (answer, tool_calls, length, reasoning_only, "
+    "text_tool_calls, empty, error)",
+}
+_DEMO_LAST = "outcome is ok only for a real answer."
+DEMO_LEGEND = "; ".join([*_DEMO_MEANING.values(), _DEMO_LAST])
+# Too narrow for the whole table: columns are kept most telling first (persona and outcome
+# always, whole), the rest left out from the end of this list. A kept column is cut with
+# an ellipsis no narrower than its floor here (the others are never cut).
+_DEMO_KEPT_FIRST = [
+    "persona",
+    "outcome",
+    "probe",
+    "ending",
+    "shapes",
+    "leaks",
+    "tool calls",
+    "iterations",
+    "answer",
+    "tokens in/out",
+    "latency",
+]
+_DEMO_FLOOR = {"ending": 15, "shapes": 8, "leaks": 13, "answer": 20}
+_SHORT_HEADERS = {"iterations": "iter", "tool calls": "calls", "tokens in/out": "tokens"}
+_SHORT_PROBE = {"tool call": "yes", "NoToolCallingError": "no", "OutputLimitError": "limit"}
+_PROBE_MEANING = (
+    "probe: yes (a tool call came back), no (NoToolCallingError), limit (OutputLimitError), "
+    "error (no reply)"
 )
+_SHORT_MEANING = {
+    "iterations": "iter: iterations",
+    "tool calls": "calls: tool calls",
+    "tokens in/out": "tokens: in/out",
+}
 COMPARE_COLUMNS = [
     "endpoint",
     "model",
@@ -190,15 +224,21 @@ def compare_table_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, str]
     ]
 
 
-def fit_widths(widths: Sequence[int], limit: int, first: Sequence[int] = ()) -> list[int]:
+def fit_widths(
+    widths: Sequence[int],
+    limit: int,
+    first: Sequence[int] = (),
+    floors: Sequence[int | None] = (),
+) -> list[int]:
     """Column widths that fit `limit` characters with two spaces between columns.
 
     The columns in `first` are narrowed first, then the widest, a character at a time;
-    none goes below _MIN_CELL (nor below its own width), so a very narrow terminal
-    still gets lines longer than `limit`.
+    none goes below its floor (`floors[i]`, else _MIN_CELL; never below its own width),
+    so a very narrow terminal still gets lines longer than `limit`.
     """
     out = list(widths)
-    floor = [min(w, _MIN_CELL) for w in out]
+    given = [*floors, *[None] * (len(out) - len(floors))]
+    floor = [min(w, _MIN_CELL if f is None else f) for w, f in zip(out, given, strict=True)]
     excess = sum(out) + len(_SEPARATOR) * (len(out) - 1) - limit
     for i in first:
         cut = max(0, min(excess, out[i] - floor[i]))
@@ -217,29 +257,105 @@ def _fit(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - len(_ELLIPSIS)] + _ELLIPSIS
 
 
+def _cells(
+    rows: Sequence[Mapping[str, Any]], columns: Sequence[str], headers: Mapping[str, str] | None
+) -> list[list[str]]:
+    """The header line and each row as printable one-line cells."""
+    heads = headers or {}
+    cells = [[printable(heads.get(c, c)) for c in columns]]
+    cells += [[printable(one_line(str(r.get(c, "")), 200)) for c in columns] for r in rows]
+    return cells
+
+
+def _natural(
+    rows: Sequence[Mapping[str, Any]], columns: Sequence[str], headers: Mapping[str, str] | None
+) -> list[int]:
+    """Each column's width with every cell whole."""
+    cells = _cells(rows, columns, headers)
+    return [max(len(row[i]) for row in cells) for i in range(len(columns))]
+
+
+def _line_width(widths: Sequence[int]) -> int:
+    return sum(widths) + len(_SEPARATOR) * (len(widths) - 1)
+
+
 def format_table(
     rows: Sequence[Mapping[str, Any]],
     columns: Sequence[str],
     *,
     width: int | None = None,
     cut_first: Sequence[str] = (),
+    headers: Mapping[str, str] | None = None,
+    floors: Mapping[str, int] | None = None,
 ) -> str:
     """Rows as a plain, left-aligned text table with a header line.
 
     With `width`, cells are cut with an ellipsis until each line fits it (see fit_widths):
-    the columns named in `cut_first` go first.
+    the columns named in `cut_first` go first, none below its `floors` width; a column
+    named in `headers` is headed with that text instead of its name.
     """
-    cells = [[printable(str(c)) for c in columns]]
-    cells += [[printable(one_line(str(r.get(c, "")), 200)) for c in columns] for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+    cells = _cells(rows, columns, headers)
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]  # as _natural
     if width is not None:
         first = [columns.index(c) for c in cut_first if c in columns]
-        widths = fit_widths(widths, width, first)
+        widths = fit_widths(widths, width, first, [(floors or {}).get(c) for c in columns])
     lines = [
         _SEPARATOR.join(_fit(v, w).ljust(w) for v, w in zip(row, widths, strict=True))
         for row in cells
     ]
     return "\n".join(line.rstrip() for line in lines)
+
+
+def demo_table_text(table: Sequence[Mapping[str, str]], width: int | None) -> str:
+    """The demo table fitted to `width` columns, then what it leaves out and the legend.
+
+    Whole when it fits (or `width` is None: a pipe); else with short headers and the
+    answer cut; else persona and outcome whole, the probe as yes/no, and the other
+    columns kept while they fit (_DEMO_KEPT_FIRST), a line under the table naming
+    those left out. Every line but a table row wider than `width` is wrapped to it.
+    """
+    columns = DEMO_COLUMNS
+    natural = _natural(table, columns, None)
+    if width is None or _line_width(natural) <= width:
+        return "\n".join([format_table(table, columns), _wrap(DEMO_LEGEND, width)])
+    short = _natural(table, columns, _SHORT_HEADERS)
+    answer = columns.index("answer")
+    if _line_width(short) - short[answer] + min(short[answer], _DEMO_FLOOR["answer"]) <= width:
+        text = format_table(
+            table, columns, width=width, cut_first=["answer"], headers=_SHORT_HEADERS
+        )
+        meaning = [*_DEMO_MEANING.values(), *_shorts(columns), _DEMO_LAST]
+        return "\n".join([text, _wrap("; ".join(meaning), width)])
+    rows = [{**r, "probe": _SHORT_PROBE.get(r["probe"], "error")} for r in table]
+    need = dict(zip(columns, _natural(rows, columns, _SHORT_HEADERS), strict=True))
+    floor = {c: min(w, _DEMO_FLOOR.get(c, w)) for c, w in need.items()}
+    kept: list[str] = []
+    for column in _DEMO_KEPT_FIRST:
+        narrowest = _line_width([*(floor[k] for k in kept), floor[column]])
+        if column in ("persona", "outcome") or narrowest <= width:
+            kept.append(column)
+    shown = [c for c in columns if c in kept]
+    cut = [c for c in reversed(_DEMO_KEPT_FIRST) if c in _DEMO_FLOOR and c in shown]
+    text = format_table(
+        rows, shown, width=width, cut_first=cut, headers=_SHORT_HEADERS, floors=_DEMO_FLOOR
+    )
+    left_out = [c for c in columns if c not in kept]
+    note = (
+        f"left out to fit {width} columns: {', '.join(left_out)} "
+        "(a wider terminal, or a pipe, shows every column)"
+    )
+    meaning = [_DEMO_MEANING[c] for c in _DEMO_MEANING if c in shown]
+    meaning += [_PROBE_MEANING] if "probe" in shown else []
+    meaning += [*_shorts(shown), _DEMO_LAST]
+    return "\n".join([text, _wrap(note, width), _wrap("; ".join(meaning), width)])
+
+
+def _shorts(columns: Sequence[str]) -> list[str]:
+    return [_SHORT_MEANING[c] for c in _SHORT_MEANING if c in columns]
+
+
+def _wrap(text: str, width: int | None) -> str:
+    return textwrap.fill(text, width) if width else text
 
 
 def _block(label: str, text: str, limit: int) -> list[str]:
@@ -255,12 +371,17 @@ def _unchanged(text: str) -> str:
 
 
 def format_trace(
-    trace: Trace, *, limit: int = 2000, redact: Callable[[str], str] = _unchanged
+    trace: Trace,
+    *,
+    limit: int = 2000,
+    redact: Callable[[str], str] = _unchanged,
+    width: int | None = None,
 ) -> str:
     """A trace as text: a summary line, then each iteration's raw and stripped text and calls.
 
     Each text the endpoint sent goes through `redact` (the client's Redactor), then is cut
-    at `limit` characters (the JSON form keeps everything).
+    at `limit` characters (the JSON form keeps everything). With `width`, a longer line is
+    wrapped, its continuation indented under its text.
     """
     lines = [
         f"{trace.model} at {trace.endpoint}: outcome {trace.outcome or '-'}, "
@@ -291,7 +412,34 @@ def format_trace(
             lines.append(f"    call{source} {redact(c.name)} {arguments} -> {result}")
         if it.error:
             lines.append(f"    error: {redact(it.error)}")
-    return printable("\n".join(lines))
+    text = printable("\n".join(lines))
+    return text if width is None else "\n".join(_hang(line, width) for line in text.split("\n"))
+
+
+# A trace line's own start: its indent and, on a text block's first line, the label.
+_LINE_START = re.compile(r" *(?:(?:raw|stripped|error|reasoning field \([^)]*\)): )?")
+
+
+def _hang(line: str, width: int) -> str:
+    """`line` wrapped to `width`, continued under where its text starts (at most half-way)."""
+    line = line.expandtabs()  # a terminal's tab stops: measured as the spaces they show
+    if len(line) <= width:
+        return line
+    own = len(line) - len(line.lstrip(" "))
+    start = _LINE_START.match(line)
+    label_end = start.end() if start else own
+    # A labelled line hangs under its text; a block's later line (indented past the
+    # call and error lines) under itself; a summary, round or call line 4 further in.
+    indent = label_end if label_end > own else own if own > 4 else own + 4
+    indent = min(indent, width // 2)
+    return textwrap.fill(
+        line,
+        width,
+        subsequent_indent=" " * indent,
+        break_on_hyphens=False,
+        expand_tabs=False,
+        replace_whitespace=False,
+    )
 
 
 class Progress:

@@ -206,8 +206,11 @@ def _gemma_flat(text: str) -> dict[str, Any] | None:
     inner = text[1:-1]
     found: dict[str, Any] = {}
     pos = 0
-    for pair in _GEMMA_PAIR.finditer(inner):
-        if pair.start() != pos:
+    # Each pair matched where the last ended: a search would try every later position,
+    # each one scanning a word or an unclosed string to the end (quadratic).
+    while pos < len(inner):
+        pair = _GEMMA_PAIR.match(inner, pos)
+        if pair is None:
             return None
         key, string, literal, _ = pair.groups()
         if string is None:
@@ -218,7 +221,7 @@ def _gemma_flat(text: str) -> dict[str, Any] | None:
         else:
             found[key] = string
         pos = pair.end()
-    return found if pos == len(inner) else None
+    return found
 
 
 # The common Gemma call whole, on one line: a name and a flat object of `<|"|>` strings

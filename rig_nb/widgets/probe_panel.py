@@ -19,7 +19,7 @@ import ipywidgets as widgets
 from .._boundary import request_scope
 from .._html import esc
 from ..capabilities import EndpointReport, endpoint_report
-from ..client import Client
+from ..client import Client, check_timing
 from ..errors import RigError
 from ..redact import Redactor
 from ..wire import TOOL_CHOICES
@@ -91,6 +91,9 @@ class ProbePanel(widgets.VBox):  # type: ignore[misc]
     nothing. The worker changes widgets only by setting their values (never
     through an Output context, which belongs to the kernel's thread).
 
+    `timeout` and `deadline` are the Client's (`deadline=None`: none, and a
+    Cancel then waits for the reply in flight).
+
     A key typed into the box is moved into memory on use and the box cleared,
     so it is not left in widget state a notebook could save; a key passed in
     from Python never enters widget state at all.
@@ -105,11 +108,12 @@ class ProbePanel(widgets.VBox):  # type: ignore[misc]
         tool_choice: str | None = "auto",
         stream: bool = False,
         timeout: float = 60.0,
-        deadline: float = 300.0,
+        deadline: float | None = 300.0,
     ) -> None:
+        self._cancel = threading.Event()  # first: close() (from __del__ too) sets it
         self._api_key = api_key
-        self.timeout = timeout
-        self.deadline = deadline
+        # As the Client's: a bad value is a ValueError here, not a verdict on the first click.
+        self.timeout, self.deadline = check_timing(timeout, deadline)
         wide = widgets.Layout(width="520px", max_width="100%")
         self.base_url = widgets.Text(
             value=base_url,
@@ -139,7 +143,6 @@ class ProbePanel(widgets.VBox):  # type: ignore[misc]
         self.last_outcome = ""
         self.worker: threading.Thread | None = None
         self._counted = (0, 0)
-        self._cancel = threading.Event()
         self._lock = threading.Lock()
         self._set_key_placeholder()
         buttons = widgets.HBox(
@@ -232,12 +235,13 @@ class ProbePanel(widgets.VBox):  # type: ignore[misc]
             return True  # asked already (a second click, or a progress observer)
         self._cancel.set()
         self.cancel_button.disabled = True
-        self._show(
-            self.progress,
-            f"{self.progress.value}; cancelling: the request in flight ends or is cut by "
-            f"its deadline ({self.deadline:g} s)",
-        )
+        self._show(self.progress, f"{self.progress.value}; cancelling: {self._in_flight()}")
         return True
+
+    def _in_flight(self) -> str:
+        if self.deadline is None:
+            return "the request in flight ends when its reply comes (no deadline is set)"
+        return f"the request in flight ends or is cut by its deadline ({self.deadline:g} s)"
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the running work to finish; True when none runs any more."""

@@ -190,7 +190,7 @@ MAX_RESPONSE_FORMAT_BYTES = 64 * 1024
 
 def check_response_format(value: Any) -> dict[str, Any] | None:
     """A copy of a `response_format` to send as is, or None; ValueError for what cannot be sent:
-    not a dict, an unknown `type`, not JSON, or over 64 KB of JSON."""
+    not a dict, an unknown `type`, not JSON, or over 64 KB of JSON as sent (UTF-8)."""
     if value is None:
         return None
     if not isinstance(value, Mapping):
@@ -204,14 +204,15 @@ def check_response_format(value: Any) -> dict[str, Any] | None:
         raise ValueError(f"response_format type must be one of {known}, not {kind!r}")
     try:
         copied: dict[str, Any] = clean_deep(value)
-        encoded = json.dumps(copied, allow_nan=False)
+        # Encoded as the openai SDK and httpx send a body: UTF-8, no ASCII escapes, no spaces.
+        encoded = json.dumps(copied, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:
         raise ValueError(f"response_format is not JSON: {type(exc).__name__}") from None
     size = len(encoded.encode())
     if size > MAX_RESPONSE_FORMAT_BYTES:
         raise ValueError(
-            f"response_format is {size} bytes of JSON; at most {MAX_RESPONSE_FORMAT_BYTES} "
-            "(64 KB) is sent"
+            f"response_format is {size} bytes of JSON as sent (UTF-8); at most "
+            f"{MAX_RESPONSE_FORMAT_BYTES} (64 KB) is sent"
         )
     return copied
 
