@@ -7,7 +7,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from .http_backend import HttpBackend, Models, check_timing
 
@@ -36,7 +37,7 @@ class Client(HttpBackend):
         self,
         model: str,
         *,
-        tool_choice: str | None = "auto",
+        tool_choice: str | Mapping[str, Any] | None = "auto",
         stream: bool = False,
         trace: Trace | None = None,
     ) -> None:
@@ -53,7 +54,7 @@ class Client(HttpBackend):
         self,
         model: str,
         *,
-        tool_choice: str | None = "auto",
+        tool_choice: str | Mapping[str, Any] | None = "auto",
         stream: bool = False,
         trace: Trace | None = None,
     ) -> Trace:

@@ -165,12 +165,16 @@ def mark_crossed(jobs: list[Job], group: Group, results: list[ScenarioResult | N
             continue
         other = crossed_copy(result.trace, jobs[n].nonce, markers)
         if other is not None:
-            results[n] = replace(
-                result,
-                outcome=CROSSED_STREAM,
-                error=f"the reply carried copy {other}'s nonce: the server mixed the streams "
-                "of requests running at the same time",
+            why = (
+                f"the reply carried copy {other}'s nonce: the server mixed the streams "
+                "of requests running at the same time"
             )
+            # Judged across copies, after each run ended: the trace says so too.
+            if result.trace is not None:
+                result.trace.outcome = CROSSED_STREAM
+                if result.trace.iterations:
+                    result.trace.iterations[-1].error = why
+            results[n] = replace(result, outcome=CROSSED_STREAM, error=why)
 
 
 def walls(eps: list[Endpoint], jobs: list[Job], groups: list[Group]) -> Walls:

@@ -28,7 +28,7 @@ from .errors import (
     OutputLimitError,
     RigError,
 )
-from .record import finalizing, record_round
+from .record import Judge, finalizing, record_round
 from .tool import Tool, validate_tools
 from .trace import Iteration, ToolCallRecord, Trace
 from .wire import (
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from .backend import Backend
 
 __all__ = [
+    "RunOptions",
     "DEFAULT_ITERATIONS",
     "MAX_CALLS_PER_REPLY",
     "MAX_ITERATIONS",
@@ -74,31 +75,39 @@ MAX_ITERATIONS = 32
 MAX_CALLS_PER_REPLY = 32
 
 
-@dataclass(frozen=True)
-class RunRequest:
-    """What to run: model, prompts, tools and budgets (max_tokens is required, > 0)."""
+@dataclass(frozen=True, kw_only=True)
+class RunOptions:
+    """What a run asks for besides the model and the budget: the prompts, the tools and
+    every switch. `RunRequest` and compare's `Scenario` are built on it, so a field added
+    here reaches both by name."""
 
-    model: str
-    max_tokens: int
     system: str = ""
     prompt: str = ""
     tools: Sequence[Tool] = ()
     max_iterations: int = 0
     temperature: float = 0.0
     tool_choice: str | Mapping[str, Any] | None = "auto"
-    stream: bool = False
     recover_text_tool_calls: bool = False
     extra_body: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     # None sends no switch; False, True, "low" | "medium" | "high", or a token budget,
-    # mapped to the fields the server kind reads (rig_nb.wire.thinking).
+    # mapped to the fields the server kind reads on the wire (`Wire.thinking_fields`).
     thinking: bool | str | int | None = None
     reasoning_replay: str = "tool_turns"
     reasoning_field: str = "auto"
     # Sent as is ({"type": "json_schema", ...}); checked before any request.
     response_format: Mapping[str, Any] | None = None
     # Tokens one request may hold (Ollama's num_ctx on its native wire); None sends nothing.
-    # The chat and Responses wires have no such field: recorded in settings as not sent.
+    # A wire with no such field records it in settings as not sent.
     context_window: int | None = None
+
+
+@dataclass(frozen=True)
+class RunRequest(RunOptions):
+    """What to run: model, prompts, tools and budgets (max_tokens is required, > 0)."""
+
+    model: str
+    max_tokens: int
+    stream: bool = field(default=False, kw_only=True)
 
 
 @dataclass
@@ -308,8 +317,15 @@ def _send(client: Backend, sent: Request, it: Iteration, trace: Trace, request: 
         ) from None
 
 
-def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> RunResult:
-    """Run the loop; every RigError raised carries `.trace`, filled up to the failure."""
+def run(
+    client: Backend,
+    request: RunRequest,
+    *,
+    trace: Trace | None = None,
+    judge: Judge | None = None,
+) -> RunResult:
+    """Run the loop; every RigError raised carries `.trace`, filled up to the failure.
+    `judge` is a caller's goal for the answer (`record.finalizing`)."""
     tools, max_iter, extra = check_request(request)
     mapped = (
         client.wire.thinking_fields(request.thinking, client.server_kind)
@@ -349,7 +365,7 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
     specs = tuple(ToolSpec(t.name, t.description, t.input_schema) for t in tools)
     used_ids: set[str] = set()
     executed = 0
-    with finalizing(trace):
+    with finalizing(trace, judge=judge):
         for index in range(max_iter):
             sent = copy.deepcopy(thinking_sent) if thinking_sent else {}
             asked = Request(
@@ -420,7 +436,13 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
     raise AssertionError("unreachable")  # finalizing re-raises; mypy cannot see it
 
 
-def run_trace(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> Trace:
+def run_trace(
+    client: Backend,
+    request: RunRequest,
+    *,
+    trace: Trace | None = None,
+    judge: Judge | None = None,
+) -> Trace:
     """Run the loop and return its finished trace, whether it ended "ok" or in a RigError.
 
     The outcome says which; `trace.error` holds the error's message. Invalid
@@ -428,7 +450,7 @@ def run_trace(client: Backend, request: RunRequest, *, trace: Trace | None = Non
     """
     trace = Trace() if trace is None else trace
     try:
-        run(client, request, trace=trace)
+        run(client, request, trace=trace, judge=judge)
     except RigError:
         pass
     return trace

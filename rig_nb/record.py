@@ -10,7 +10,7 @@ last notification, in one place. A run whose conversation the server cut
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +37,8 @@ __all__ = [
 # The outcome of a run the server answered without part of what was sent.
 CONTEXT_TRUNCATED = "context_truncated"
 
+# A caller's goal for a finished run: None when met, else (outcome, why).
+Judge = Callable[[Trace], "tuple[str, str] | None"]
 # While a reply streams, listeners hear of it at most this often (plus once at its end).
 LIVE_INTERVAL_S = 0.1
 
@@ -214,14 +216,17 @@ def record_one(
 
 
 @contextmanager
-def finalizing(trace: Trace, goal: str = "answer") -> Iterator[None]:
+def finalizing(trace: Trace, goal: str = "answer", judge: Judge | None = None) -> Iterator[None]:
     """Finish `trace` however the block ends: outcome, elapsed, the error, exc.trace, notify.
 
-    The outcome is "ok" only when the block returned and the last turn ended in `goal`
-    ("answer" for a run, "tool_calls" for the probe); a block that returned otherwise
-    gets the last turn's ending (`text_tool_calls`, `reasoning_only`, `empty`, ...), and
-    one that raised gets the error's class name. A run with a context_cut iteration is
-    `context_truncated` either way: its answer was made without part of what was sent.
+    The outcome is "ok" only when the block returned, the last turn ended in `goal`
+    ("answer" for a run, "tool_calls" for the probe) and `judge` (a caller's goal, such as
+    compare's expected answer) passed it: `judge(trace)` returns None, or (outcome, why)
+    for an answer that misses the goal, or raises a RigError (its class is the outcome).
+    A block that returned otherwise gets the last turn's ending (`text_tool_calls`,
+    `reasoning_only`, `empty`, ...), and one that raised gets the error's class name. A
+    run with a context_cut iteration is `context_truncated` either way: its answer was
+    made without part of what was sent.
     """
     start = time.perf_counter()
     trace.outcome = ""
@@ -231,6 +236,9 @@ def finalizing(trace: Trace, goal: str = "answer") -> Iterator[None]:
         yield
         ended = trace.ending
         trace.outcome = "ok" if ended == goal else (ended or "empty")
+        missed = judge(trace) if judge is not None and ended == goal else None
+        if missed is not None:
+            trace.outcome, trace.iterations[-1].error = missed
         if any(it.context_cut for it in trace.iterations):
             trace.outcome = CONTEXT_TRUNCATED
     except BaseException as exc:

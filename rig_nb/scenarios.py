@@ -9,16 +9,15 @@ the DataFrame; every name here is importable from there too.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
-from types import MappingProxyType
 from typing import Any
 
 from .agentic import AGENTIC_ANSWER, AGENTIC_SYSTEM, AGENTIC_TASK, agentic_tools
 from .client import Client
 from .content import decode_json_object
-from .errors import RigError
-from .loop import RunRequest, check_request
+from .errors import NoToolCallingError
+from .loop import RunOptions, RunRequest, check_request, run_trace
 from .redact import Redactor
 from .tool import Tool
 from .trace import Trace
@@ -55,8 +54,9 @@ class Endpoint:
 
 
 @dataclass(frozen=True)
-class Scenario:
-    """One check run against every endpoint.
+class Scenario(RunOptions):
+    """One check run against every endpoint: `RunRequest`'s fields but the model
+    (`RunOptions`), a name, a kind and what counts as a pass.
 
     kind "probe" calls the tool-calling probe (its own prompt and budget, the
     tool_choice given here); kind "run" runs the tool loop with the prompt,
@@ -67,33 +67,17 @@ class Scenario:
     `response_format` is sent as is (`{"type": "json_schema", ...}`); a value
     that is not a dict, an unknown type or over 64 KB fails the scenario's
     rows before any request. `Scenario.agentic()` is the request shape of
-    agent clients.
+    agent clients. The goal is judged as the run ends, so the trace's outcome is
+    the row's.
     """
 
     name: str
     kind: str = "run"
-    prompt: str = ""
-    system: str = ""
     max_tokens: int = 1024
-    tools: tuple[Tool, ...] = ()
-    max_iterations: int = 0
-    tool_choice: str | None = "auto"
+    stream: bool | None = None  # None: as compare(stream=...) says
     expect_json: bool = False
     require_tool_call: bool = False
-    extra_body: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    recover_text_tool_calls: bool = False
-    temperature: float = 0.0
-    stream: bool | None = None  # None: as compare(stream=...) says
-    response_format: Mapping[str, Any] | None = None
     expect_answer: str = ""
-
-    # As RunRequest's: the same endpoint under two scenarios that differ only here shows
-    # what the thinking switch or the reasoning replay changes.
-    thinking: bool | str | int | None = None
-    reasoning_replay: str = "tool_turns"
-    reasoning_field: str = "auto"
-    # As RunRequest's: tokens one request may hold (sent only where a wire carries it).
-    context_window: int | None = None
 
     @classmethod
     def agentic(cls, name: str = "agentic") -> Scenario:
@@ -199,11 +183,12 @@ _ENDING_ERRORS = {
 
 
 def _failed(trace: Trace) -> ScenarioResult:
-    """A run that is not ok: its outcome, and what ended it (the error without its class)."""
-    if trace.exception is None:
-        why = _ENDING_ERRORS.get(trace.outcome, f"the run ended {trace.outcome}")
+    """A run that is not ok: its outcome, and what ended it (the error's own message)."""
+    exc = trace.exception
+    if exc is None:
+        why = _ENDING_ERRORS.get(trace.outcome) or trace.error or f"the run ended {trace.outcome}"
         return ScenarioResult(trace.outcome, why, trace)
-    return ScenarioResult(trace.outcome, trace.error.removeprefix(f"{trace.outcome}: "), trace)
+    return ScenarioResult(trace.outcome, str(exc) or type(exc).__name__, trace)
 
 
 def _probe(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioResult:
@@ -213,15 +198,14 @@ def _probe(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioRe
     return _failed(trace) if trace.outcome != "ok" else ScenarioResult("ok", "", trace)
 
 
-# A run scenario carries every field of RunRequest but the model (tests/test_compare.py
-# checks that none is missing), so a field added to RunRequest reaches compare by name.
-_REQUEST_FIELDS = tuple(f.name for f in fields(RunRequest) if f.name != "model")
+# A run scenario carries every field of RunRequest but the model: RunOptions', and the
+# budget and stream of its own (tests/test_compare.py checks that none is missing).
+_OPTIONS = tuple(f.name for f in fields(RunOptions))
 
 
 def _request(scenario: Scenario, model: str) -> RunRequest:
-    values = {name: getattr(scenario, name) for name in _REQUEST_FIELDS}
-    values["stream"] = bool(scenario.stream)
-    return RunRequest(model=model, **values)
+    values = {name: getattr(scenario, name) for name in _OPTIONS}
+    return RunRequest(model, scenario.max_tokens, stream=bool(scenario.stream), **values)
 
 
 def scenario_error(scenario: Scenario) -> str | None:
@@ -236,23 +220,28 @@ def scenario_error(scenario: Scenario) -> str | None:
     return None
 
 
+def _goal(scenario: Scenario) -> Callable[[Trace], tuple[str, str] | None]:
+    """The scenario's goal, judged as its run ends (`record.finalizing`), so the trace's
+    outcome is the row's: None when met; a missing call or JSON raises (the error class
+    is the outcome), a missing answer is `wrong_answer`."""
+
+    def judge(trace: Trace) -> tuple[str, str] | None:
+        text = trace.iterations[-1].text
+        if scenario.require_tool_call and not trace.tool_calls:
+            raise NoToolCallingError("the run finished without calling a tool")
+        if scenario.expect_json:
+            decode_json_object(text)  # NotJSONError / InvalidJSONError
+        wanted = scenario.expect_answer
+        if wanted and wanted.lower() not in text.lower():
+            return "wrong_answer", f"the answer does not name {wanted!r}"
+        return None
+
+    return judge
+
+
 def _run(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioResult:
-    trace = client.run_trace(_request(scenario, endpoint.model))
-    if trace.outcome != "ok":
-        return _failed(trace)
-    if scenario.require_tool_call and not trace.tool_calls:
-        return ScenarioResult(
-            "NoToolCallingError", "the run finished without calling a tool", trace
-        )
-    if scenario.expect_json:
-        try:
-            decode_json_object(trace.iterations[-1].text)
-        except RigError as exc:
-            return ScenarioResult(type(exc).__name__, exc.message, trace)
-    wanted = scenario.expect_answer
-    if wanted and wanted.lower() not in trace.iterations[-1].text.lower():
-        return ScenarioResult("wrong_answer", f"the answer does not name {wanted!r}", trace)
-    return ScenarioResult("ok", "", trace)
+    trace = run_trace(client, _request(scenario, endpoint.model), judge=_goal(scenario))
+    return _failed(trace) if trace.outcome != "ok" else ScenarioResult("ok", "", trace)
 
 
 RUNNERS: dict[str, Runner] = {"probe": _probe, "run": _run}

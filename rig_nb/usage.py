@@ -7,7 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Usage"]
+__all__ = ["Usage", "count_of"]
+
+
+def count_of(value: Any) -> int | None:
+    """A token count as a server reported it: an int (not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @dataclass(frozen=True)
@@ -21,15 +26,11 @@ class Usage:
 
     @classmethod
     def of(cls, usage: Mapping[str, Any]) -> Usage:
-        def count(key: str) -> int | None:
-            value = usage.get(key)
-            return value if isinstance(value, int) and not isinstance(value, bool) else None
-
         return cls(
-            count("prompt_tokens") or 0,
-            count("completion_tokens") or 0,
-            count("reasoning_tokens"),
-            count("cached_tokens"),
+            count_of(usage.get("prompt_tokens")) or 0,
+            count_of(usage.get("completion_tokens")) or 0,
+            count_of(usage.get("reasoning_tokens")),
+            count_of(usage.get("cached_tokens")),
         )
 
     def __add__(self, other: Usage) -> Usage:

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import BackendError
+from ..usage import count_of as _int
 from .base import Reply
 from .turns import Request, Turn
 
@@ -303,10 +304,6 @@ def _reasoning(message: Mapping[str, Any]) -> tuple[str, str]:
         if text:
             return text, name
     return "", ""
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def parse_usage(raw: Any) -> dict[str, int]:

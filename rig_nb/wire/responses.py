@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError
+from ..usage import count_of as _int
 from .base import Reply
 from .chat import (
     check_extra_body,
@@ -149,10 +150,6 @@ def responses_body(request: Request) -> dict[str, Any]:
             continue
         body[key] = value
     return body
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def response_usage(raw: Any) -> dict[str, int]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BackendError
+from ..usage import count_of as _int
 from .base import Reply
 from .chat import server_timings, text_of, with_timings
 from .responses import (
@@ -21,7 +22,6 @@ from .responses import (
     _call,
     _error_text,
     _finish,
-    _int,
     _output_text,
     _reasoning_of,
     _unknown_item,
