@@ -34,9 +34,10 @@ _MISTRAL_ID = re.compile(r'"id": "[0-9a-f]{9}"')
 
 
 def _arguments(text: str) -> Any:
-    # Ollama sends arguments as an object: the text a chat server sent is re-serialized.
+    # Ollama sends arguments as an object: the text a chat server sent is re-serialized,
+    # and blank arguments are {}.
     try:
-        return json.loads(text)
+        return json.loads(text) if text.strip() else {}
     except ValueError:
         return text
 

@@ -140,9 +140,11 @@ def _calls(message: Mapping[str, Any]) -> list[dict[str, Any]]:
         fn = call.get("function") or {} if isinstance(call, dict) else {}
         args = fn.get("arguments")
         try:
-            value = json.loads(args) if isinstance(args, str) else args
+            value = json.loads(args) if isinstance(args, str) and args.strip() else args
         except ValueError:
-            value = args  # what the model wrote, as Ollama passes an unparsed call on
+            value = args  # what the model wrote (Ollama's own types take only an object)
+        if value in ("", None):
+            value = {}
         out.append({"function": {"index": index, "name": fn.get("name"), "arguments": value}})
     return out
 
