@@ -139,7 +139,9 @@ def ollama_body(request: Request) -> dict[str, Any]:
     if isinstance(window, int) and not isinstance(window, bool) and window > 0:
         options["num_ctx"] = window
     given = extra.pop("options", None)
-    if isinstance(given, Mapping):
+    if given is not None and not isinstance(given, Mapping):
+        raise ValueError("extra_body's options must be a mapping (Ollama's model options)")
+    if given:
         options = {**options, **given, "num_predict": request.max_tokens}
     body["options"] = options
     formatted = _format(check_response_format(request.response_format))
