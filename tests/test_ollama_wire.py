@@ -134,6 +134,11 @@ def test_extra_body_wins_and_its_options_merge(server: ScriptedServer) -> None:
     assert body["options"] == {"num_predict": 32, "temperature": 0.0, "seed": 7}
 
 
+def test_options_in_extra_body_must_be_a_mapping() -> None:
+    with pytest.raises(ValueError, match="options must be a mapping"):
+        OLLAMA.body(_request(extra={"options": ["num_ctx", 8192]}))
+
+
 def test_tool_choice_none_offers_no_tools_and_a_named_one_offers_it_alone() -> None:
     two = (SPEC, ToolSpec("add", "Add.", {"type": "object"}))
     assert "tools" not in OLLAMA.body(_request(tools=two, tool_choice="none"))
