@@ -167,6 +167,16 @@ def test_bad_replies_are_clear_errors(server: ScriptedServer, body: Any, message
     assert isinstance(exc, BackendError) and exc.kind == "reply" and message in exc.message
 
 
+def test_ndjson_lines_to_stream_false_are_read_and_said(server: ScriptedServer) -> None:
+    trace = _run(server, _line("streamed ") + _line("anyway") + DONE + b"\n", stream=False)
+    it = trace.iterations[0]
+    assert (trace.outcome, it.text) == ("ok", "streamed anyway")
+    assert it.stream_faults == ["NDJSON lines in reply to stream: false"]
+    broken = _run(server, _line("no done line") + _line("at all"), stream=False)
+    assert isinstance(broken.exception, BackendError)
+    assert "not valid JSON" in broken.exception.message
+
+
 def test_the_done_line_ends_the_reply_while_the_connection_stays_open(
     server: ScriptedServer,
 ) -> None:

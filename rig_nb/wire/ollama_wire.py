@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..errors import BackendError
 from .base import Reader, Reply, Wire
 from .ollama import ollama_body, parse_chat_body, parse_tags
 from .ollama_stream import OllamaReader, read_ollama_stream
@@ -40,7 +41,19 @@ class OllamaWire(Wire):
         return ollama_body(request)
 
     def parse(self, content: bytes) -> Reply:
-        return parse_chat_body(content)
+        try:
+            return parse_chat_body(content)
+        except BackendError as exc:
+            if b"\n" not in content.strip() or content.lstrip()[:1] != b"{":
+                raise
+            # NDJSON lines to `stream: false` (a proxy that streams whatever it is asked):
+            # read as the stream they are, and say so.
+            reader = OllamaReader()
+            reader.fault("NDJSON lines in reply to stream: false")
+            try:
+                return read_ollama_stream([content], reader)
+            except BackendError:
+                raise exc from None
 
     def reader(self) -> Reader:
         return OllamaReader()
