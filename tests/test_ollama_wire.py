@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from shared import ECHO
 
-from rig_nb import BackendError, Client, RunRequest
+from rig_nb import BackendError, Client, RunRequest, Trace
 from rig_nb.capabilities import endpoint_report
 from rig_nb.demo import DEMO_PROMPT, DemoServer, demo_tools
 from rig_nb.testing import RecordedRequest, Response, ScriptedServer, chat_reply, tool_call
@@ -182,7 +182,8 @@ def test_a_reply_is_read_with_its_counts_and_durations(server: ScriptedServer) -
     message = {"role": "assistant", "content": "Hi.", "thinking": "Say hi."}
     server.push({"model": "m", "message": message, **DONE})
     with Client(server.base_url, api="ollama") as client:
-        it = client.run(RunRequest("m", 16, prompt="hi")).trace.iterations[0]
+        trace = client.run(RunRequest("m", 16, prompt="hi")).trace
+    it = trace.iterations[0]
     assert (it.text, it.reasoning_content, it.reasoning_field) == ("Hi.", "Say hi.", "thinking")
     assert (it.finish_reason, it.ending) == ("stop", "answer")
     assert it.usage == {"prompt_tokens": 26, "completion_tokens": 290}
@@ -194,6 +195,7 @@ def test_a_reply_is_read_with_its_counts_and_durations(server: ScriptedServer) -
         "prompt_tokens": 26,
         "decode_tokens": 290,
     }
+    assert Trace.from_json(trace.to_json()).to_json() == trace.to_json()
 
 
 def test_streamed_lines_build_the_same_reply_and_calls_get_ids(server: ScriptedServer) -> None:

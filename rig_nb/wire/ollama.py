@@ -215,7 +215,7 @@ def server_timings(line: Mapping[str, Any]) -> dict[str, float]:
     for theirs, ours in _COUNTS:
         value = _int(line.get(theirs))
         if value is not None:
-            timings[ours] = value
+            timings[ours] = float(value)  # floats, as the trace keeps them
     return timings
 
 
