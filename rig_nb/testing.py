@@ -32,6 +32,7 @@ from .backend import Models
 from .errors import BackendError
 from .redact import Redactor
 from .wire import WIRES, Reader, Reply, Request, StreamAssembler, Wire, parse_reply, stream_chunks
+from .wire.ollama_serve import ndjson_body, ollama_lines, ollama_reply
 from .wire.responses_serve import response_events, response_object
 
 __all__ = [
@@ -361,6 +362,11 @@ class ScriptedServer(LoopbackServer):
         if isinstance(reply, Mapping) and "choices" in reply:
             if urlsplit(request.path).path.rstrip("/").endswith("/responses"):
                 return as_response(reply, stream=wants_stream(request))
+            if urlsplit(request.path).path.rstrip("/").endswith("/api/chat"):
+                if not wants_stream(request):
+                    return ollama_reply(reply)
+                ndjson = {"content-type": "application/x-ndjson"}
+                return Response(ndjson_body(ollama_lines(reply)), headers=ndjson)
             if wants_stream(request):
                 return streamed(reply)
         return reply

@@ -27,6 +27,9 @@ _NOT_HERE = frozenset({404, 405, 501})
 _ADVICE_UNSUPPORTED = {
     "responses": 'the server has no /v1/responses: keep api="chat", or upgrade to a server '
     "that has it (vLLM, llama.cpp's llama-server, Ollama >= 0.13.3, LM Studio, a LiteLLM proxy)",
+    "ollama": "the server has no /api/chat (Ollama's native API, at the base URL without /v1): "
+    'not an Ollama server, or a proxy that passes /v1 only; keep api="chat" here. On Ollama, '
+    'api="ollama" is the wire that honours num_ctx and think, which its /v1 ignores',
 }
 _ADVICE_DIFFERS = {
     "llama.cpp": "llama-server converts /v1/responses to chat internally: it reports every "

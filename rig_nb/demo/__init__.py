@@ -40,6 +40,7 @@ from ..testing import LoopbackServer, RecordedRequest, Response, sse_body, strea
 from ..tool import Tool, tool
 from .context_personas import metadata_route
 from .kit import Persona, Said, Stream, Turn
+from .ollama_route import OLLAMA_ROUTES, answer_ollama
 from .personas import XSS_IMG, XSS_SCRIPT, default_personas
 from .replay import recorded_personas
 from .responses_route import answer_responses
@@ -80,7 +81,8 @@ _SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"
 # Every wire's route but chat's (which the personas speak): the path, and what answers it
 # for every persona (`answer_responses` is the pattern a wire's demo route follows).
 WIRE_ROUTES: dict[str, Callable[..., Response | Mapping[str, Any]]] = {
-    "/v1/responses": answer_responses
+    "/v1/responses": answer_responses,
+    "/api/chat": answer_ollama,
 }
 
 
@@ -196,6 +198,8 @@ class DemoServer(LoopbackServer):
 
     def handle(self, request: RecordedRequest) -> Response | Mapping[str, Any]:
         path = urlsplit(request.path).path.rstrip("/")
+        if path in OLLAMA_ROUTES:  # Ollama's model list, version and model details
+            return OLLAMA_ROUTES[path](request.method, request.body, self.personas)
         if path == "/v1/models":
             if request.method != "GET":
                 return _error(405, f"method {request.method} not allowed on {path}")

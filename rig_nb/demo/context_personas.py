@@ -238,8 +238,8 @@ def metadata_route(
     personas: Mapping[str, Persona], request: RecordedRequest
 ) -> Mapping[str, Any] | Response | None:
     """The servers' own metadata routes the doctor reads, for the personas that play those
-    servers: llama.cpp `GET /props?model=NAME`, Ollama `GET /api/version` and `POST
-    /api/show`. None when `request` is for none of them."""
+    servers: llama.cpp `GET /props?model=NAME` (Ollama's are `ollama_route.OLLAMA_ROUTES`).
+    None when `request` is for none of them."""
     parts = urlsplit(request.path)
     path = parts.path.rstrip("/")
     if path == "/props" and request.method == "GET":
@@ -252,16 +252,4 @@ def metadata_route(
             "total_slots": 2,
             "default_generation_settings": {"n_ctx": LLAMA_DEMO_CTX},
         }
-    if path == "/api/version" and request.method == "GET":
-        return {"version": DEMO_OLLAMA_VERSION}
-    if path == "/api/show" and request.method == "POST":
-        try:
-            asked = json.loads(request.body)
-        except (ValueError, RecursionError):
-            asked = None
-        shown = asked.get("model") if isinstance(asked, dict) else None
-        persona = personas.get(shown) if isinstance(shown, str) else None
-        if persona is None or persona.owned_by != "library":
-            return Response({"error": "model not found"}, 404)
-        return {"parameters": "", "model_info": {"general.architecture": "demo"}}
     return None

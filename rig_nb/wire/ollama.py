@@ -1,0 +1,309 @@
+"""Ollama's native chat API (`/api/chat`): a `Request` as its body, its reply as a `Reply`.
+
+Requests: `messages` (assistant turns with `thinking` when replayed and `tool_calls`
+whose arguments are an object; tool results as role `tool` with `tool_name`), chat's
+tools, `stream` (always sent: Ollama streams unless told not to), `think`, and
+`options` with `num_predict`, `temperature` (always, 0 included: Ollama's own default
+is 0.8) and `num_ctx` (from `Request.options["context_window"]`). Replies:
+`message.content`, `message.thinking`, `message.tool_calls`, `done_reason`, the counts
+and the `*_duration` fields (nanoseconds) as `Reply.server_timings` in seconds.
+Streams are `ollama_stream.py`'s; the `Wire` is `ollama_wire.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..errors import BackendError
+from .base import Reply, json_or_none
+from .chat import check_extra_body, check_response_format, clean, text_of
+
+if TYPE_CHECKING:
+    from .turns import Request, Turn
+
+__all__ = [
+    "DEFAULT_NUM_CTX",
+    "NO_MESSAGE",
+    "context_window",
+    "error_text",
+    "finish_of",
+    "not_json",
+    "ollama_body",
+    "ollama_call",
+    "parse_chat",
+    "parse_chat_body",
+    "parse_tags",
+    "server_timings",
+    "usage_of",
+]
+
+NO_MESSAGE = "ai backend: reply has no message"
+# The context Ollama gives a model whose Modelfile and request set no num_ctx.
+DEFAULT_NUM_CTX = 4096
+# Duration fields (nanoseconds) and count fields, as Reply.server_timings keys.
+_DURATIONS = (
+    ("load_duration", "load_s"),
+    ("prompt_eval_duration", "prompt_s"),
+    ("eval_duration", "decode_s"),
+    ("total_duration", "total_s"),
+)
+_COUNTS = (("prompt_eval_count", "prompt_tokens"), ("eval_count", "decode_tokens"))
+_USAGE = (("prompt_eval_count", "prompt_tokens"), ("eval_count", "completion_tokens"))
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _arguments(text: str) -> dict[str, Any]:
+    """A call's JSON arguments as the object Ollama takes; {} for what is not one (Ollama
+    answers 400 to anything but an object, and the tool error was fed back already)."""
+    try:
+        value = json.loads(text) if text.strip() else {}
+    except (ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _message(turn: Turn) -> dict[str, Any]:
+    if turn.role == "tool":
+        return {"role": "tool", "content": turn.text, "tool_name": turn.name}
+    message: dict[str, Any] = {"role": turn.role, "content": turn.text}
+    if turn.role != "assistant":
+        return message
+    if turn.reasoning and turn.reasoning_field == "content":
+        inline = f"<think>{turn.reasoning}</think>"
+        message["content"] = inline + (f"\n\n{turn.text}" if turn.text else "")
+    elif turn.reasoning and turn.reasoning_field:
+        message["thinking"] = turn.reasoning
+    if turn.calls:
+        message["tool_calls"] = [
+            {"function": {"name": c.name, "arguments": _arguments(c.arguments)}} for c in turn.calls
+        ]
+    return message
+
+
+def _tools(request: Request) -> list[dict[str, Any]]:
+    """The tools offered: none for tool_choice "none", only the named one when a tool is
+    forced (Ollama has no tool_choice; this is how its callers get one)."""
+    choice = request.tool_choice
+    if choice == "none":
+        return []
+    forced = choice.get("function") if isinstance(choice, Mapping) else None
+    name = forced.get("name") if isinstance(forced, Mapping) else None
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": dict(t.parameters),
+            },
+        }
+        for t in request.tools
+        if name is None or t.name == name
+    ]
+
+
+def _format(response_format: Mapping[str, Any] | None) -> Any:
+    """Chat's `response_format` as Ollama's `format`: "json", a JSON schema, or None."""
+    if response_format is None:
+        return None
+    kind = response_format.get("type")
+    if kind == "json_object":
+        return "json"
+    schema = response_format.get("json_schema")
+    if kind == "json_schema" and isinstance(schema, Mapping):
+        inner = schema.get("schema")
+        return dict(inner) if isinstance(inner, Mapping) else {"type": "object"}
+    return None
+
+
+def ollama_body(request: Request) -> dict[str, Any]:
+    """The `/api/chat` body for `request`; extra fields go out as they are (a caller's
+    `options` are merged over ours, but `num_predict` is the loop's `max_tokens`)."""
+    extra = check_extra_body(request.extra)
+    body: dict[str, Any] = {
+        "model": request.model,
+        "messages": [_message(t) for t in request.turns],
+        "stream": request.stream,
+    }
+    tools = _tools(request) if request.tools else []
+    if tools:
+        body["tools"] = tools
+    options: dict[str, Any] = {"num_predict": request.max_tokens}
+    options["temperature"] = request.temperature
+    window = request.options.get("context_window")
+    if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+        options["num_ctx"] = window
+    given = extra.pop("options", None)
+    if given is not None and not isinstance(given, Mapping):
+        raise ValueError("extra_body's options must be a mapping (Ollama's model options)")
+    if given:
+        options = {**options, **given, "num_predict": request.max_tokens}
+    body["options"] = options
+    formatted = _format(check_response_format(request.response_format))
+    if formatted is not None:
+        body["format"] = formatted
+    for key, value in extra.items():
+        if key not in body:  # what the wire renders wins over a same-named extra field
+            body[key] = value
+    return body
+
+
+def error_text(error: Any) -> str:
+    """The words of an `error` field: a string, or an object's `message`."""
+    detail = error.get("message") if isinstance(error, dict) else error
+    return clean(detail) if isinstance(detail, str) else ""
+
+
+def ollama_call(call: Any) -> dict[str, Any] | None:
+    """One of Ollama's tool calls, chat-shaped (arguments as JSON text; the id as sent, ""
+    for none); None when it is not an object with a `function` object."""
+    fn = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(fn, dict):
+        return None
+    args = fn.get("arguments")
+    if isinstance(args, str):
+        text = clean(args)
+    elif args is None:
+        text = ""
+    else:
+        try:
+            text = json.dumps(args)
+        except (TypeError, ValueError, RecursionError):
+            text = ""
+    out: dict[str, Any] = {"arguments": text}
+    if isinstance(fn.get("name"), str):
+        out["name"] = clean(fn["name"])
+    call_id = call.get("id")
+    return {
+        "id": clean(call_id) if isinstance(call_id, str) else "",
+        "type": "function",
+        "function": out,
+    }
+
+
+def finish_of(line: Mapping[str, Any], calls: bool) -> str:
+    """The chat finish_reason for a final line: `length` and other reasons as sent; a stop
+    with tool calls is `tool_calls`."""
+    reason = line.get("done_reason")
+    if isinstance(reason, str) and reason and reason != "stop":
+        return clean(reason)[:40]
+    return "tool_calls" if calls else "stop"
+
+
+def usage_of(line: Mapping[str, Any]) -> dict[str, int]:
+    """prompt_eval_count and eval_count as prompt and completion tokens (ints only)."""
+    usage: dict[str, int] = {}
+    for theirs, ours in _USAGE:
+        value = _int(line.get(theirs))
+        if value is not None:
+            usage[ours] = value
+    return usage
+
+
+def server_timings(line: Mapping[str, Any]) -> dict[str, float]:
+    """What the server reported about its own work: durations in seconds, token counts."""
+    timings: dict[str, float] = {}
+    for theirs, ours in _DURATIONS:
+        value = _int(line.get(theirs))
+        if value is not None and value >= 0:
+            timings[ours] = value / 1e9
+    for theirs, ours in _COUNTS:
+        value = _int(line.get(theirs))
+        if value is not None:
+            timings[ours] = float(value)  # floats, as the trace keeps them
+    return timings
+
+
+def parse_chat(body: Any) -> Reply:
+    """An `/api/chat` reply (not streamed) as the Reply the loop reads."""
+    if not isinstance(body, dict):
+        raise BackendError("ai backend: reply is not a JSON object", kind="reply")
+    if body.get("error"):
+        raise BackendError(f"ai backend: error in reply: {error_text(body['error'])}", kind="reply")
+    message = body.get("message")
+    if not isinstance(message, dict):
+        raise BackendError(NO_MESSAGE, kind="reply")
+    reasoning = text_of(message.get("thinking"))
+    raw = message.get("tool_calls")
+    calls = [c for c in map(ollama_call, raw if isinstance(raw, list) else []) if c is not None]
+    return Reply(
+        content=text_of(message.get("content")),
+        reasoning=reasoning,
+        reasoning_field="thinking" if reasoning else "",
+        finish_reason=finish_of(body, bool(calls)),
+        tool_calls=calls,
+        usage=usage_of(body),
+        server_timings=server_timings(body),
+        top_level=frozenset(k for k in body if isinstance(k, str)),
+    )
+
+
+def not_json(content: bytes) -> BackendError:
+    """The error for a 2xx body that is not JSON, saying so plainly for an HTML page."""
+    if content.lstrip()[:1] == b"<":
+        return BackendError(
+            "ai backend: reply is an HTML page, not JSON: is this an Ollama server? "
+            "(the native API is at the base URL without /v1)",
+            kind="reply",
+        )
+    return BackendError("ai backend: reply is not valid JSON", kind="reply")
+
+
+def parse_chat_body(content: bytes) -> Reply:
+    """An `/api/chat` reply as received; BackendError (reply) when it is not JSON."""
+    data = json_or_none(content)
+    if data is None:
+        raise not_json(content)
+    return parse_chat(data)
+
+
+def parse_tags(content: bytes) -> list[dict[str, Any]]:
+    """`/api/tags` as model list entries (`id` from each model's name; `owned_by`
+    "ollama": only Ollama lists models there); empty when the body is not one."""
+    data = json_or_none(content)
+    models = data.get("models") if isinstance(data, dict) else None
+    out: list[dict[str, Any]] = []
+    for m in models if isinstance(models, list) else []:
+        name = m.get("name", m.get("model")) if isinstance(m, dict) else None
+        if isinstance(name, str) and name:
+            out.append({**m, "id": name, "object": "model", "owned_by": "ollama"})
+    return out
+
+
+def _parameter(text: Any, name: str) -> int | None:
+    """An int parameter from /api/show's `parameters` text (`name value` lines)."""
+    if not isinstance(text, str):
+        return None
+    for line in text.splitlines()[:200]:
+        key, _, value = line.strip().partition(" ")
+        if key == name:
+            try:
+                return int(value.strip().strip('"'))
+            except ValueError:
+                return None
+    return None
+
+
+def context_window(show: bytes, requested: int | None = None) -> int | None:
+    """The context one request gets, from an `/api/show` body: `requested` (a request's
+    num_ctx), else the Modelfile's `num_ctx`, else Ollama's default of 4096; held to the
+    model's trained length (`model_info["<arch>.context_length"]`) when reported. None when
+    the body is not /api/show's answer."""
+    data = json_or_none(show)
+    if not isinstance(data, dict) or not any(
+        k in data for k in ("model_info", "parameters", "details", "modelfile")
+    ):
+        return None
+    window = requested or _parameter(data.get("parameters"), "num_ctx") or DEFAULT_NUM_CTX
+    info = data.get("model_info")
+    if isinstance(info, dict):
+        arch = info.get("general.architecture")
+        trained = _int(info.get(f"{arch}.context_length")) if isinstance(arch, str) else None
+        if trained is not None and trained > 0:
+            window = min(window, trained)
+    return window
