@@ -196,6 +196,17 @@ def _key_arg(p: argparse.ArgumentParser, what: str = "") -> None:
     )
 
 
+def _api_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--api",
+        choices=tuple(WIRES),
+        default="chat",
+        help="the wire: "
+        + ", ".join(f"{w.name} ({w.route})" for w in WIRES.values())
+        + "; chat is the default",
+    )
+
+
 def _endpoint_args(p: argparse.ArgumentParser, prog: str, *, model: bool = True) -> None:
     p.add_argument(
         "--base-url",
@@ -206,14 +217,7 @@ def _endpoint_args(p: argparse.ArgumentParser, prog: str, *, model: bool = True)
     )
     if model:
         p.add_argument("--model", required=True, help=f"the model name, as listed by {prog} models")
-        p.add_argument(
-            "--api",
-            choices=tuple(WIRES),
-            default="chat",
-            help="the wire: "
-            + ", ".join(f"{w.name} ({w.route})" for w in WIRES.values())
-            + "; chat is the default",
-        )
+        _api_arg(p)
     _key_arg(p)
     _timing_args(p)
 
@@ -251,6 +255,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "--max-tokens", type=_positive_int, default=512, help="token budget of each reply"
     )
     p.add_argument("--stream", action="store_true", help="stream every reply")
+    _api_arg(p)
 
     p = _sub(
         sub,
