@@ -156,7 +156,7 @@ def test_demo_streamed_gives_the_same_table(demo_out: str) -> None:
     # A terminal wider than the table: nothing is cut, so the cells equal the piped ones.
     proc = rig("demo", "--stream", COLUMNS="300")
     assert proc.returncode == 0, proc.stderr
-    assert "; streamed, each persona" in proc.stdout
+    assert "; streamed, over chat, each persona" in proc.stdout
     assert 150 < max(map(len, table_lines(proc.stdout))) <= 300
     columns = ("probe", "outcome", "ending", "shapes", "leaks", "iterations", "tool calls")
     columns += ("answer",)

@@ -128,7 +128,7 @@ def _rejecting(field: str) -> Any:
 
 
 def test_a_switch_the_server_refuses_is_error_400_with_advice() -> None:
-    with ScriptedServer([_rejecting("chat_template_kwargs")] * 20) as server:
+    with ScriptedServer([_rejecting("chat_template_kwargs")] * 40) as server:
         with Client(server.base_url, KEY, max_retries=0) as client:
             report = endpoint_report(client, "m", stream=False)
             check = report.check("thinking_switch")
@@ -147,7 +147,7 @@ def test_a_server_error_to_the_switch_gets_no_advice() -> None:
             return _rejecting("nothing")(request)
         return Response({"error": {"message": "busy"}}, 503)
 
-    with ScriptedServer([busy] * 20) as server, Client(server.base_url, max_retries=0) as c:
+    with ScriptedServer([busy] * 40) as server, Client(server.base_url, max_retries=0) as c:
         check = endpoint_report(c, "m", stream=False).check("thinking_switch")
     assert (check.verdict, check.advice) == ("error 503", "")
 
