@@ -30,7 +30,8 @@ _MAX_BACKOFF_S = 8.0
 _MAX_MESSAGE = 300
 # Endpoint text read for an error message: enough for the message, not a 1 MiB page.
 _MAX_ERROR_SCAN = 4000
-_TAG = re.compile(r"<[^<>]*>")
+# A tag opens with a letter, "/" or "!": "5 < 6 and 7 > 3" in a plain message is not one.
+_TAG = re.compile(r"<[A-Za-z/!?][^<>]*>")
 # Elements whose content is not text a person reads (the scan is capped at _MAX_ERROR_SCAN).
 _HIDDEN = re.compile(
     r"<(script|style|noscript|template)\b[^>]*>.*?(</\1\s*>|$)|<!--.*?(-->|$)",
@@ -111,7 +112,7 @@ def backend_error(exc: BaseException, redact: Redactor, deadline: float | None) 
     def caused_by(*kinds: type[BaseException]) -> bool:
         return any(isinstance(e, kinds) for e in chain)
 
-    if caused_by(ssl.SSLError) or any("SSL" in str(e) for e in chain):
+    if caused_by(ssl.SSLError):
         text = " ".join(str(e) for e in chain).lower()
         if "certificate" in text:
             why = "the server's certificate is not trusted (self-signed, or for another name)"
@@ -178,6 +179,9 @@ def retryable(exc: BaseException) -> tuple[bool, Mapping[str, str] | None]:
     chain = list(_causes(exc))
     if any(isinstance(e, (httpx.ConnectTimeout, httpcore.ConnectTimeout)) for e in chain):
         # Each try waits the whole timeout for a host that does not answer: not retried.
+        return False, None
+    if any(isinstance(e, httpx.DecodingError) for e in chain):
+        # The same body comes back the same way (the SDK wraps it as a connection error).
         return False, None
     response = _status_response(exc)
     if response is not None:
