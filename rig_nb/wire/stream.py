@@ -350,14 +350,16 @@ def stream_chunks(body: Mapping[str, Any], *, piece_chars: int = 16) -> list[dic
             # A list of parts (reasoning_details): each part's text streams in pieces, each
             # piece with its part's `index` (OpenRouter's; the openai SDK merges by it) and
             # the part's other fields on its first piece only (strings are concatenated).
-            for i, part in enumerate(value):
+            for position, part in enumerate(value):
                 if isinstance(part, dict) and isinstance(part.get("text"), str):
-                    index = part.get("index", i)
-                    rest = {k: v for k, v in part.items() if k not in ("text", "index")}
-                    rest.setdefault("type", "reasoning.text")
-                    for n, p in enumerate(_pieces(part["text"], piece_chars)):
-                        head = rest if n == 0 else {"type": rest["type"]}
-                        events.append(event({name: [{**head, "index": index, "text": p}]}))
+                    fields = {k: v for k, v in part.items() if k not in ("text", "index")}
+                    fields.setdefault("type", "reasoning.text")
+                    fields["index"] = part.get("index", position)
+                    for n, piece in enumerate(_pieces(part["text"], piece_chars)):
+                        kept = (
+                            fields if n == 0 else {"type": fields["type"], "index": fields["index"]}
+                        )
+                        events.append(event({name: [{**kept, "text": piece}]}))
             break
     if isinstance(message.get("content"), str):
         events += [event({"content": p}) for p in _pieces(message["content"], piece_chars)]
