@@ -3,7 +3,7 @@
 One `Row` per wire name: its route, framing, headers, the body of one conversation with
 every turn kind, a minimal and a full reply, a stream, the thinking mapping, the replay
 field and the model list. The chat and Responses rows are checked exactly; the Messages
-and Ollama rows check what DESIGN.md spells out for those wires.
+and Ollama rows (tests/wire_rows_native.py) check what DESIGN.md spells out for those.
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ def sse(*events: Any, done: bool = False) -> bytes:
 SAID = {
     "content": "Let me check.",
     "reasoning": "Need weather.",
-    "calls": [("call_9", "get_weather", {"city": "Oslo"})],
+    "calls": [("get_weather", {"city": "Oslo"})],
+    "call_ids": ["call_9"],
     "usage": {
         "prompt_tokens": 20,
         "completion_tokens": 10,
@@ -73,7 +74,8 @@ class Row:
     models_route: str
     root: str  # the root for base URL http://h:1/v1
     headers: dict[str, str]  # with KEY
-    body: Callable[[str], dict[str, Any]]  # the conversation's body, per reasoning field
+    # Checks the body of `conversation(field)`: (body, field) -> None, asserting.
+    body: Callable[[dict[str, Any], str], None]
     minimal: bytes
     minimal_said: dict[str, Any]
     full: bytes
@@ -85,6 +87,15 @@ class Row:
     models: bytes
     model_ids: list[str]
     headers_no_key: dict[str, str] = field(default_factory=dict)
+
+
+def exactly(expected: Callable[[str], dict[str, Any]]) -> Callable[[dict[str, Any], str], None]:
+    """A body check: the body is `expected(field)`, exactly."""
+
+    def check(body: dict[str, Any], reasoning_field: str) -> None:
+        assert body == expected(reasoning_field)
+
+    return check
 
 
 # The chat completions wire.
@@ -162,7 +173,7 @@ CHAT_ROW = Row(
     models_route="/models",
     root="http://h:1/v1",
     headers={"Authorization": f"Bearer {KEY}"},
-    body=chat_body,
+    body=exactly(chat_body),
     minimal=b'{"choices":[{"message":{"content":"hi"}}]}',
     minimal_said={
         "content": "hi",
@@ -373,7 +384,7 @@ RESPONSES_ROW = Row(
     models_route="/models",
     root="http://h:1/v1",
     headers={"Authorization": f"Bearer {KEY}"},
-    body=responses_body,
+    body=exactly(responses_body),
     minimal=b'{"output":[{"type":"message","content":[{"type":"output_text","text":"hi"}]}]}',
     minimal_said={
         "content": "hi",
