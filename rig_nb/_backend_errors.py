@@ -7,8 +7,11 @@ message, redacted. The cause is never chained: it may quote the URL.
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import html
 import json
+import math
 import random
 import re
 import ssl
@@ -158,19 +161,37 @@ def backend_error(exc: BaseException, redact: Redactor, deadline: float | None) 
     return BackendError(f"ai backend: {type(exc).__name__}", kind="protocol")
 
 
+def _asked_delay(headers: Mapping[str, str]) -> float | None:
+    """The wait the endpoint asks for: Retry-After-Ms, else Retry-After in seconds or as an
+    HTTP date (RFC 9110); None when neither is there or readable."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        text = str(value).strip()
+        try:
+            seconds = float(text) / scale
+        except ValueError:
+            if name != "retry-after":
+                continue
+            try:
+                when = email.utils.parsedate_to_datetime(text)
+            except (TypeError, ValueError, IndexError):
+                continue
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=datetime.timezone.utc)
+            seconds = (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+        if not math.isnan(seconds):
+            return max(0.0, seconds)
+    return None
+
+
 def retry_delay(attempt: int, headers: Mapping[str, str] | None) -> tuple[float, bool]:
     """Seconds before retry `attempt` (0-based), and whether the endpoint asked for them
     (Retry-After, Retry-After-Ms) rather than rig_nb's own backoff."""
-    if headers:
-        value = headers.get("retry-after-ms")
-        try:
-            if value is not None:
-                return max(0.0, float(str(value)) / 1000), True
-            value = headers.get("retry-after")
-            if value is not None:
-                return max(0.0, float(str(value))), True
-        except ValueError:
-            pass
+    asked = _asked_delay(headers) if headers else None
+    if asked is not None:
+        return asked, True
     delay = min(0.5 * 2.0**attempt, _MAX_BACKOFF_S)
     return float(delay * (1 - 0.25 * random.random())), False
 
