@@ -331,6 +331,51 @@ def test_retry_after_is_read_and_quoted(
     assert retry_delay(0, seen) == (delay, True)
 
 
+def _http_date(seconds_from_now: float) -> str:
+    import email.utils
+    import time
+
+    return email.utils.formatdate(time.time() + seconds_from_now, usegmt=True)
+
+
+@pytest.mark.parametrize(
+    ("headers", "low", "high"),
+    [
+        pytest.param({"retry-after": _http_date(30)}, 27.0, 31.0, id="http-date"),
+        pytest.param({"retry-after": _http_date(-60)}, 0.0, 0.0, id="http-date-past"),
+        pytest.param({"retry-after-ms": "soon", "retry-after": "2"}, 2.0, 2.0, id="bad-ms"),
+        pytest.param({"retry-after": "nan"}, 0.0, 0.5, id="nan-is-ours"),
+    ],
+)
+def test_retry_after_as_an_http_date_or_beside_a_bad_value(
+    headers: dict[str, str], low: float, high: float
+) -> None:
+    delay, asked = retry_delay(0, httpx.Headers(headers))
+    assert low <= delay <= high
+    assert asked is ("nan" not in headers.get("retry-after", ""))
+
+
+def test_an_http_date_retry_after_is_quoted_by_the_run(
+    server: ScriptedServer, run_loop: Any
+) -> None:
+    later = Response({"error": {"message": "busy"}}, 503, {"retry-after": _http_date(3600)})
+    trace = run_loop.trace(later, max_retries=2)
+    assert isinstance(trace.exception, BackendError)
+    assert "the endpoint asks to retry after" in trace.exception.message
+    assert len(server.requests) == 1  # an hour is not waited: one request only
+
+
+def test_the_client_fixture_maps_a_status_error(server: ScriptedServer, client: Any) -> None:
+    server.push(Response({"error": "model 'm' not found"}, 404))
+    with pytest.raises(BackendError) as info:
+        client.chat(REQUEST)
+    assert (info.value.status_code, info.value.message) == (
+        404,
+        "ai backend: HTTP 404: model 'm' not found",
+    )
+    assert len(server.requests) == 1
+
+
 def test_an_unreadable_retry_after_falls_back_to_our_backoff(server: ScriptedServer) -> None:
     raw = _status_failure(server, 503, {"retry-after": "soon"})
     retry, seen = retryable(raw)
