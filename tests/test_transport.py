@@ -322,13 +322,13 @@ class _Held(SocketServer):
 @pytest.fixture
 def silent() -> Iterator[_Held]:
     with _Held(read=True) as held:
-        yield held  # type: ignore[misc]
+        yield held
 
 
 @pytest.fixture
 def deaf() -> Iterator[_Held]:
     with _Held(read=False) as held:
-        yield held  # type: ignore[misc]
+        yield held
 
 
 def _timed(fn: Any) -> tuple[BaseException, float, bool]:
