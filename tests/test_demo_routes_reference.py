@@ -24,19 +24,13 @@ from openai.lib.streaming.responses import ResponseStreamState
 
 from rig_nb import BackendError
 from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools
+from rig_nb.demo.personas import default_personas
+from rig_nb.demo.replay import recorded_personas
 from rig_nb.testing import Response, ScriptedServer
 from rig_nb.wire import WIRES, Call, Reply, Request, ToolSpec, Turn
 
-
-def _personas() -> list[str]:
-    server = DemoServer()
-    try:
-        return server.models
-    finally:
-        server.close()
-
-
-PERSONAS = _personas()
+# The persona names, known at collection without a second server (DemoServer's own list).
+PERSONAS = [p.name for p in [*default_personas(), *recorded_personas()]]
 REASONING_NAMES = ("reasoning_content", "reasoning", "thinking")
 KEPT = (*REASONING_NAMES, "reasoning_details")
 _captured: dict[tuple[str, str, bool], tuple[int, str, bytes]] = {}
@@ -313,7 +307,7 @@ def test_responses_reply_parsed_alike(
 
 
 def test_every_persona_is_served_on_both_routes(demo: DemoServer) -> None:
-    assert set(PERSONAS) == set(demo.models) and len(PERSONAS) > 30
+    assert PERSONAS == demo.models and len(PERSONAS) > 30
     for persona in PERSONAS:
         for api in ("chat", "responses"):
             status, _, data = capture(demo, persona, api, False)
