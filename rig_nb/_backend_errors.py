@@ -7,8 +7,11 @@ message, redacted. The cause is never chained: it may quote the URL.
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import html
 import json
+import math
 import random
 import re
 import ssl
@@ -30,7 +33,8 @@ _MAX_BACKOFF_S = 8.0
 _MAX_MESSAGE = 300
 # Endpoint text read for an error message: enough for the message, not a 1 MiB page.
 _MAX_ERROR_SCAN = 4000
-_TAG = re.compile(r"<[^<>]*>")
+# A tag opens with a letter, "/" or "!": "5 < 6 and 7 > 3" in a plain message is not one.
+_TAG = re.compile(r"<[A-Za-z/!?][^<>]*>")
 # Elements whose content is not text a person reads (the scan is capped at _MAX_ERROR_SCAN).
 _HIDDEN = re.compile(
     r"<(script|style|noscript|template)\b[^>]*>.*?(</\1\s*>|$)|<!--.*?(-->|$)",
@@ -204,7 +208,7 @@ def backend_error(exc: BaseException, redact: Redactor, deadline: float | None) 
     def caused_by(*kinds: type[BaseException]) -> bool:
         return any(isinstance(e, kinds) for e in chain)
 
-    if caused_by(ssl.SSLError) or any("SSL" in str(e) for e in chain):
+    if caused_by(ssl.SSLError):
         text = " ".join(str(e) for e in chain).lower()
         if "certificate" in text:
             why = "the server's certificate is not trusted (self-signed, or for another name)"
@@ -250,19 +254,37 @@ def backend_error(exc: BaseException, redact: Redactor, deadline: float | None) 
     return BackendError(f"ai backend: {type(exc).__name__}", kind="protocol")
 
 
+def _asked_delay(headers: Mapping[str, str]) -> float | None:
+    """The wait the endpoint asks for: Retry-After-Ms, else Retry-After in seconds or as an
+    HTTP date (RFC 9110); None when neither is there or readable."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        text = str(value).strip()
+        try:
+            seconds = float(text) / scale
+        except ValueError:
+            if name != "retry-after":
+                continue
+            try:
+                when = email.utils.parsedate_to_datetime(text)
+            except (TypeError, ValueError, IndexError):
+                continue
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=datetime.timezone.utc)
+            seconds = (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+        if not math.isnan(seconds):
+            return max(0.0, seconds)
+    return None
+
+
 def retry_delay(attempt: int, headers: Mapping[str, str] | None) -> tuple[float, bool]:
     """Seconds before retry `attempt` (0-based), and whether the endpoint asked for them
     (Retry-After, Retry-After-Ms) rather than rig_nb's own backoff."""
-    if headers:
-        value = headers.get("retry-after-ms")
-        try:
-            if value is not None:
-                return max(0.0, float(str(value)) / 1000), True
-            value = headers.get("retry-after")
-            if value is not None:
-                return max(0.0, float(str(value))), True
-        except ValueError:
-            pass
+    asked = _asked_delay(headers) if headers else None
+    if asked is not None:
+        return asked, True
     delay = min(0.5 * 2.0**attempt, _MAX_BACKOFF_S)
     return float(delay * (1 - 0.25 * random.random())), False
 
@@ -271,6 +293,9 @@ def retryable(exc: BaseException) -> tuple[bool, Mapping[str, str] | None]:
     chain = list(_causes(exc))
     if any(isinstance(e, (httpx.ConnectTimeout, httpcore.ConnectTimeout)) for e in chain):
         # Each try waits the whole timeout for a host that does not answer: not retried.
+        return False, None
+    if any(isinstance(e, httpx.DecodingError) for e in chain):
+        # The same body comes back the same way (the SDK wraps it as a connection error).
         return False, None
     response = _status_response(exc)
     if response is not None:

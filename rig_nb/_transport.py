@@ -37,9 +37,18 @@ __all__ = [
 ]
 
 # Only these request headers reach the wire; the SDK adds others from the
-# environment (OpenAI-Organization, OpenAI-Project, OPENAI_CUSTOM_HEADERS).
+# environment (OpenAI-Organization, OpenAI-Project, OPENAI_CUSTOM_HEADERS). The framing
+# headers stay: without transfer-encoding a streamed body is sent as an empty one.
 _ALLOWED_HEADERS = frozenset(
-    {"host", "accept", "content-type", "content-length", "connection", "user-agent"}
+    {
+        "host",
+        "accept",
+        "content-type",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "user-agent",
+    }
 )
 _ACCEPT_ENCODING = "gzip, deflate"
 # A socket timeout that fires this close to the deadline was the deadline.

@@ -27,14 +27,10 @@ _LONG_SEGMENT = 8
 
 
 def _key_forms(key: str) -> set[str]:
-    return {
-        key,
-        quote(key, safe=""),
-        quote(key),
-        quote(key, safe="").lower(),
-        json.dumps(key)[1:-1],
-        json.dumps(key, ensure_ascii=False)[1:-1],
-    }
+    escaped = {json.dumps(key)[1:-1], json.dumps(key, ensure_ascii=False)[1:-1]}
+    # JSON may escape "/" as "\/" (PHP's json_encode does by default).
+    escaped |= {form.replace("/", "\\/") for form in escaped}
+    return {key, quote(key, safe=""), quote(key), quote(key, safe="").lower(), *escaped}
 
 
 def _url_forms(url: str) -> set[str]:

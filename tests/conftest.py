@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from loopback import TLSServer
+from runs import LoopRunner
 
 from rig_nb import Client
 from rig_nb.demo import DemoServer
@@ -67,3 +68,56 @@ def tls_server(tls_cert: tuple[Path, Path]) -> Iterator[TLSServer]:
         yield srv
     finally:
         srv.close()
+
+
+@pytest.fixture
+def client(server: ScriptedServer) -> Iterator[Client]:
+    """A Client on the `server` fixture, no retries (each scripted reply answers one try)."""
+    with Client(server.base_url, max_retries=0) as c:
+        yield c
+
+
+@pytest.fixture
+def closed_port_url() -> str:
+    """A base URL on a loopback port nothing listens on (a refused connection)."""
+    from loopback import free_port
+
+    return f"http://127.0.0.1:{free_port()}/v1"
+
+
+@pytest.fixture
+def blackhole_url() -> Iterator[str]:
+    """A base URL whose connection attempts are never answered: a listener whose accept
+    queue is full drops every further SYN, as a firewalled host does."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(8):
+        filler = socket.socket()
+        filler.setblocking(False)
+        try:
+            filler.connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+        fillers.append(filler)
+    probe = socket.socket()
+    probe.settimeout(0.3)
+    with pytest.raises(TimeoutError):
+        probe.connect(("127.0.0.1", port))
+    probe.close()
+    try:
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        for filler in fillers:
+            filler.close()
+        listener.close()
+
+
+@pytest.fixture
+def run_loop(server: ScriptedServer) -> LoopRunner:
+    """Runs the loop against the `server` fixture in one call (`tests/runs.py`)."""
+    return LoopRunner(server)

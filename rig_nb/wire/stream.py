@@ -353,14 +353,19 @@ def stream_chunks(body: Mapping[str, Any], *, piece_chars: int = 16) -> list[dic
             events += [event({name: p}) for p in _pieces(value, piece_chars)]
             break
         if isinstance(value, list) and text_of(value):
-            # A list of parts (reasoning_details): each part's text streams in pieces.
-            for part in value:
+            # A list of parts (reasoning_details): each part's text streams in pieces, each
+            # piece with its part's `index` (OpenRouter's; the openai SDK merges by it) and
+            # the part's other fields on its first piece only (strings are concatenated).
+            for position, part in enumerate(value):
                 if isinstance(part, dict) and isinstance(part.get("text"), str):
-                    kind = part.get("type", "reasoning.text")
-                    events += [
-                        event({name: [{"type": kind, "text": p}]})
-                        for p in _pieces(part["text"], piece_chars)
-                    ]
+                    fields = {k: v for k, v in part.items() if k not in ("text", "index")}
+                    fields.setdefault("type", "reasoning.text")
+                    fields["index"] = part.get("index", position)
+                    for n, piece in enumerate(_pieces(part["text"], piece_chars)):
+                        kept = (
+                            fields if n == 0 else {"type": fields["type"], "index": fields["index"]}
+                        )
+                        events.append(event({name: [{**kept, "text": piece}]}))
             break
     if isinstance(message.get("content"), str):
         events += [event({"content": p}) for p in _pieces(message["content"], piece_chars)]
