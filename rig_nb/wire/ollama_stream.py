@@ -16,37 +16,9 @@ from .base import Reply
 from .ndjson import Lines, decode_line
 from .ollama import error_text, finish_of, not_json, ollama_call, server_timings, usage_of
 from .stream import MAX_FAULTS
-from .utf16 import whole
+from .utf16 import TextDeltas, whole
 
 __all__ = ["OllamaReader", "read_ollama_stream"]
-
-
-class _Text:
-    """The pieces of one text field; a high surrogate ending a piece waits for its pair."""
-
-    __slots__ = ("_held", "_pieces")
-
-    def __init__(self) -> None:
-        self._pieces: list[str] = []
-        self._held = ""
-
-    def add(self, raw: str) -> None:
-        raw = self._held + raw
-        self._held = ""
-        if raw and "\ud800" <= raw[-1] <= "\udbff":
-            self._held, raw = raw[-1], raw[:-1]
-        if raw:
-            self._pieces.append(whole(raw))
-
-    @property
-    def live(self) -> str:
-        if len(self._pieces) > 1:
-            self._pieces = ["".join(self._pieces)]
-        return self._pieces[0] if self._pieces else ""
-
-    @property
-    def final(self) -> str:
-        return self.live + ("\ufffd" if self._held else "")
 
 
 class OllamaReader:
@@ -54,8 +26,8 @@ class OllamaReader:
     grows as it comes, so a live view grows and a failed stream keeps what arrived."""
 
     def __init__(self) -> None:
-        self._content = _Text()
-        self._reasoning = _Text()
+        self._content = TextDeltas()
+        self._reasoning = TextDeltas()
         self.calls: list[dict[str, Any]] = []
         self.done = False
         self.final: Reply | None = None

@@ -24,7 +24,7 @@ from .chat import (
     with_timings,
 )
 from .sse import DONE, json_events
-from .utf16 import whole
+from .utf16 import TextDeltas, whole
 
 __all__ = ["MAX_FAULTS", "StreamAssembler", "read_stream", "stream_chunks"]
 
@@ -50,43 +50,6 @@ def _whole_object(parts: list[Any]) -> bool:
         return False
 
 
-class _Text:
-    """The deltas of one text field, each pair of surrogate halves one character.
-
-    A high half ending a delta is held back until the next delta says whether
-    its low half follows, so the text read while streaming never holds a lone half.
-    """
-
-    __slots__ = ("_held", "_pieces")
-
-    def __init__(self) -> None:
-        self._pieces: list[str] = []
-        self._held = ""
-
-    def add(self, raw: str) -> None:
-        if self._held:
-            raw = self._held + raw
-            self._held = ""
-        if raw and "\ud800" <= raw[-1] <= "\udbff":
-            self._held = raw[-1]
-            raw = raw[:-1]
-        if raw:
-            self._pieces.append(whole(raw))
-
-    @property
-    def live(self) -> str:
-        """The text so far, a trailing high half held back."""
-        # Joined lazily and kept joined: reading after every delta copies, never rescans.
-        if len(self._pieces) > 1:
-            self._pieces = ["".join(self._pieces)]
-        return self._pieces[0] if self._pieces else ""
-
-    @property
-    def final(self) -> str:
-        """The whole text, a high half left alone at the end as U+FFFD."""
-        return self.live + ("\ufffd" if self._held else "")
-
-
 class StreamAssembler:
     """Builds a Reply from the `data:` events of a streamed chat completion, event by event.
 
@@ -101,8 +64,8 @@ class StreamAssembler:
     """
 
     def __init__(self) -> None:
-        self._content = _Text()
-        self._reasoning = _Text()
+        self._content = TextDeltas()
+        self._reasoning = TextDeltas()
         self.reasoning_field = ""
         self.finish_reason = ""
         self.usage: dict[str, int] = {}

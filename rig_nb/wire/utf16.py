@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["whole"]
+__all__ = ["TextDeltas", "whole"]
 
 _PAIR = re.compile("([\ud800-\udbff])([\udc00-\udfff])")
 _HALF = re.compile("[\ud800-\udfff]")
@@ -26,3 +26,40 @@ def whole(text: str) -> str:
     if not _HALF.search(text):
         return text
     return _HALF.sub("\ufffd", _PAIR.sub(_joined, text))
+
+
+class TextDeltas:
+    """The deltas of one text field, each pair of surrogate halves one character.
+
+    A high half ending a delta is held back until the next delta says whether
+    its low half follows, so the text read while streaming never holds a lone half.
+    """
+
+    __slots__ = ("_held", "_pieces")
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+        self._held = ""
+
+    def add(self, raw: str) -> None:
+        if self._held:
+            raw = self._held + raw
+            self._held = ""
+        if raw and "\ud800" <= raw[-1] <= "\udbff":
+            self._held = raw[-1]
+            raw = raw[:-1]
+        if raw:
+            self._pieces.append(whole(raw))
+
+    @property
+    def live(self) -> str:
+        """The text so far, a trailing high half held back."""
+        # Joined lazily and kept joined: reading after every delta copies, never rescans.
+        if len(self._pieces) > 1:
+            self._pieces = ["".join(self._pieces)]
+        return self._pieces[0] if self._pieces else ""
+
+    @property
+    def final(self) -> str:
+        """The whole text, a high half left alone at the end as U+FFFD."""
+        return self.live + ("\ufffd" if self._held else "")
