@@ -27,6 +27,9 @@ _NOT_HERE = frozenset({404, 405, 501})
 _ADVICE_UNSUPPORTED = {
     "responses": 'the server has no /v1/responses: keep api="chat", or upgrade to a server '
     "that has it (vLLM, llama.cpp's llama-server, Ollama >= 0.13.3, LM Studio, a LiteLLM proxy)",
+    "messages": "the server has no Anthropic /v1/messages: an agent built on the Anthropic "
+    "SDK (Claude Code) cannot use it; put a LiteLLM proxy in front, or upgrade to a server "
+    "that has it (llama.cpp's llama-server, vLLM, Ollama >= 0.14, LM Studio)",
 }
 _ADVICE_DIFFERS = {
     "llama.cpp": "llama-server converts /v1/responses to chat internally: it reports every "
@@ -36,6 +39,14 @@ _ADVICE_DIFFERS = {
     "(vllm#36435, vllm#43395): start it with the same --reasoning-parser and "
     "--tool-call-parser, and prefer the wire whose row is clean",
     "": "the Responses route of this server handles replies differently from chat: run the "
+    "agent over the wire whose row is clean",
+}
+# The same, for a difference over the Messages wire (keyed by server kind).
+_ADVICE_DIFFERS_MESSAGES = {
+    "llama.cpp": "llama-server converts /v1/messages to chat internally, and older builds "
+    'ignore thinking: {"type": "disabled"} (llama.cpp PR#21470): prefer the wire whose row '
+    "is clean, or update llama-server",
+    "": "the Messages route of this server handles replies differently from chat: run the "
     "agent over the wire whose row is clean",
 }
 
@@ -114,6 +125,7 @@ def api_parity(
     compared: list[str] = []
     shown = question_here
     fixes: list[str] = []
+    differing: list[str] = []  # the advice for each wire that differs, in order
     for name in WIRES:
         if name == client.api:
             continue
@@ -127,11 +139,17 @@ def api_parity(
             continue
         question_there = ask(other)
         compared.append(name)
-        diffs += _compare("question", *_in_order({client.api: question_here, name: question_there}))
-        diffs += _compare("probe", *_in_order({client.api: probe_here, name: probe_there}))
+        found = _compare("question", *_in_order({client.api: question_here, name: question_there}))
+        found += _compare("probe", *_in_order({client.api: probe_here, name: probe_there}))
+        if found and "messages" in (name, client.api):
+            advice = _ADVICE_DIFFERS_MESSAGES
+            differing.append(advice.get(server, advice[""]))
+        elif found:
+            differing.append(_ADVICE_DIFFERS.get(server, _ADVICE_DIFFERS[""]))
+        diffs += found
         shown = question_there
     if diffs:
-        fixes.insert(0, _ADVICE_DIFFERS.get(server, _ADVICE_DIFFERS[""]))
+        fixes[:0] = list(dict.fromkeys(differing))
         verdict = "differs: " + "; ".join([*diffs, *unsupported])
         return (verdict, "", " ".join(f for f in fixes if f), shown)
     if unsupported and not compared:

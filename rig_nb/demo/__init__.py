@@ -37,6 +37,7 @@ from urllib.parse import unquote, urlsplit
 from ..testing import LoopbackServer, RecordedRequest, Response, sse_body, streamed
 from ..tool import Tool, tool
 from .kit import Persona, Said, Stream, Turn
+from .messages_route import answer_messages
 from .personas import XSS_IMG, XSS_SCRIPT, default_personas
 from .replay import recorded_personas
 from .responses_route import answer_responses
@@ -77,7 +78,8 @@ _SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"
 # Every wire's route but chat's (which the personas speak): the path, and what answers it
 # for every persona (`answer_responses` is the pattern a wire's demo route follows).
 WIRE_ROUTES: dict[str, Callable[..., Response | Mapping[str, Any]]] = {
-    "/v1/responses": answer_responses
+    "/v1/responses": answer_responses,
+    "/v1/messages": answer_messages,
 }
 
 

@@ -40,13 +40,14 @@ from .chat import (
     uses_max_completion_tokens,
 )
 from .chat_wire import CHAT
+from .messages_wire import MESSAGES
 from .responses_wire import RESPONSES
 from .sse import iter_events
 from .stream import StreamAssembler, read_stream, stream_chunks
 from .turns import Call, Request, ToolSpec, Turn
 
 # Every wire by name, in the order people meet them.
-WIRES: dict[str, Wire] = {wire.name: wire for wire in (CHAT, RESPONSES)}
+WIRES: dict[str, Wire] = {wire.name: wire for wire in (CHAT, RESPONSES, MESSAGES)}
 
 __all__ = [
     "WIRES",
