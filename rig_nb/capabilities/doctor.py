@@ -35,7 +35,7 @@ from ..record import record_one
 from ..servers import guess_server, server_of_models
 from ..trace import Iteration, Trace
 from ..wire import TOOL_CHOICES as ALL_TOOL_CHOICES
-from ..wire import Reply, Request, Turn
+from ..wire import WIRES, Reply, Request, Turn
 from .advice import advice
 from .api_parity import api_parity
 from .stream_grammar import stream_grammar
@@ -335,8 +335,9 @@ def endpoint_report(
 
 
 # Requests after the stream parity pair: reasoning_replay (3), thinking_switch (2),
-# structured_output (1), api_parity (2). Progress counts what was sent when it differs.
-_LATER_REQUESTS = 8
+# structured_output (1), api_parity (2 over each other wire). Progress counts what was
+# sent when it differs.
+_LATER_REQUESTS = 6 + 2 * (len(WIRES) - 1)
 # Verdicts that only say nothing was found: after a cancel, they say it was not looked for.
 _UNJUDGED = frozenset({"no", "none", "n/a", "not checked"})
 # These name findings gathered over several replies; their trace is only the one shown.
