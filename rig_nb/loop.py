@@ -302,7 +302,9 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
     """Run the loop; every RigError raised carries `.trace`, filled up to the failure."""
     tools, max_iter, extra = check_request(request)
     mapped = (
-        client.wire.thinking_fields(request.thinking, client.server_kind)
+        client.wire.held(
+            client.wire.thinking_fields(request.thinking, client.server_kind), request.max_tokens
+        )
         if request.thinking is not None
         else {}
     )

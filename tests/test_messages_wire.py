@@ -152,6 +152,7 @@ def test_thinking_maps_to_the_thinking_field(
     assert trace.outcome == "ok"
     body = server.requests[-1].json
     assert body["thinking"] == sent
+    assert trace.iterations[0].thinking_sent == {"thinking": sent}  # recorded as sent
     assert "chat_template_kwargs" not in body and "reasoning_effort" not in body
 
 

@@ -152,6 +152,11 @@ class Wire:
         """The request fields `thinking` maps to on a server of `kind` ({} when none)."""
         raise NotImplementedError
 
+    def held(self, fields: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+        """The mapped thinking `fields` as a request of `max_tokens` sends them (a wire
+        whose budget must stay under the output limit holds it there)."""
+        return fields
+
     def replay_field(self, kind: str) -> str:
         """The field this wire sends an assistant turn's reasoning back in on `kind`."""
         return "reasoning_content"

@@ -30,6 +30,7 @@ __all__ = [
     "call_of",
     "error_text",
     "finish_of",
+    "held_thinking",
     "input_text",
     "messages_body",
     "messages_thinking",
@@ -80,6 +81,13 @@ def _held(thinking: Any, max_tokens: int) -> Any:
     if isinstance(budget, int) and not isinstance(budget, bool) and budget > max_tokens - 1:
         return {**thinking, "budget_tokens": max(max_tokens - 1, 0)}
     return thinking
+
+
+def held_thinking(fields: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+    """`fields` with the `thinking` budget held to `max_tokens - 1`."""
+    if "thinking" not in fields:
+        return fields
+    return {**fields, "thinking": _held(fields["thinking"], max_tokens)}
 
 
 def tool_arguments(text: str) -> Any:

@@ -11,7 +11,13 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .base import Reader, Reply, Wire
-from .messages import ANTHROPIC_VERSION, messages_body, messages_thinking, parse_message_body
+from .messages import (
+    ANTHROPIC_VERSION,
+    held_thinking,
+    messages_body,
+    messages_thinking,
+    parse_message_body,
+)
 from .messages_stream import MessagesReader, read_message_stream
 from .thinking import check_thinking
 from .turns import Request
@@ -59,6 +65,10 @@ class MessagesWire(Wire):
     def thinking_fields(self, thinking: bool | str | int | None, kind: str) -> dict[str, Any]:
         check_thinking(thinking)
         return messages_thinking(thinking)
+
+    def held(self, fields: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+        # The trace records the budget as sent: held to max_tokens - 1.
+        return held_thinking(fields, max_tokens)
 
     def replay_field(self, kind: str) -> str:
         return "thinking"
