@@ -237,6 +237,12 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "--max-tokens", type=_positive_int, default=512, help="token budget of each reply"
     )
     p.add_argument("--stream", action="store_true", help="stream every reply")
+    p.add_argument(
+        "--api",
+        choices=tuple(WIRES),
+        default="chat",
+        help="the wire every persona is asked over: " + ", ".join(WIRES),
+    )
 
     p = _sub(
         sub,
