@@ -339,10 +339,11 @@ def check_compare(nb: Any, personas: dict[str, Any]) -> None:
     assert failed[("lmstudio-json-in-reasoning", "structured output")] == "json_in_reasoning"
     wires = frame(cell_outputs(nb, "wires = compare("))
     for model in ("well-behaved", "reasoning-field", "hermes-text-tools"):
-        # One endpoint over both wires: the same outcomes, cell by cell.
-        assert [r[f"{model} / chat"][:6] for r in wires] == [
-            r[f"{model} / responses"][:6] for r in wires
-        ]
+        # One endpoint over every wire: the same outcomes, cell by cell.
+        for api in ("responses", "messages"):
+            assert [r[f"{model} / chat"][:6] for r in wires] == [
+                r[f"{model} / {api}"][:6] for r in wires
+            ]
     ttft = frame(cell_outputs(nb, "stream=True"))
     values = [float(v) for r in ttft for k, v in r.items() if k]
     assert len(values) == n_endpoints * n_scenarios and min(values) > 0
