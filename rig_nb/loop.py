@@ -373,13 +373,16 @@ def run(client: Backend, request: RunRequest, *, trace: Trace | None = None) -> 
             echoed = Turn("assistant", content, calls=calls.echoed())
             if replays(request.reasoning_replay, True):
                 reasoning, where = _replayed(client, request, it)
-                if where:
+                # Redacted thinking goes back too, unchanged (a wire that has none ignores it).
+                redacted = tuple(reply.reasoning_redacted)
+                if where or redacted:
                     echoed = Turn(
                         "assistant",
                         content,
-                        reasoning=reasoning,
+                        reasoning=reasoning if where else "",
                         reasoning_field=where,
                         signature=it.reasoning_signature,
+                        redacted=redacted,
                         calls=echoed.calls,
                     )
                     it.replayed = where

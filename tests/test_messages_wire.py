@@ -200,8 +200,10 @@ def _events_of(reply: dict[str, Any]) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = [{"type": "message_start", "message": head}]
     for index, block in enumerate(reply["content"]):
         start = {**block}
-        delta: dict[str, Any]
-        if block["type"] == "text":
+        delta: dict[str, Any] | None = None
+        if block["type"] == "redacted_thinking":
+            pass  # it arrives whole in its start, with no deltas
+        elif block["type"] == "text":
             start["text"], delta = "", {"type": "text_delta", "text": block["text"]}
         elif block["type"] == "thinking":
             start["thinking"], delta = "", {"type": "thinking_delta", "thinking": block["thinking"]}
@@ -209,7 +211,8 @@ def _events_of(reply: dict[str, Any]) -> list[dict[str, Any]]:
             start["input"] = {}
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
         events.append({"type": "content_block_start", "index": index, "content_block": start})
-        events.append({"type": "content_block_delta", "index": index, "delta": delta})
+        if delta is not None:
+            events.append({"type": "content_block_delta", "index": index, "delta": delta})
         events.append({"type": "content_block_stop", "index": index})
     events.append(
         {"type": "message_delta", "delta": {"stop_reason": reply["stop_reason"]}, "usage": {}}
@@ -400,3 +403,31 @@ def test_the_demo_takes_its_own_signatures_back(demo: DemoServer, stream: bool) 
     assert [it.replayed for it in trace.iterations[:-1]] == ["thinking"] * (
         len(trace.iterations) - 1
     )
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("with_text", [True, False], ids=["thinking-too", "redacted-only"])
+def test_redacted_thinking_goes_back_unchanged(
+    server: ScriptedServer, stream: bool, with_text: bool
+) -> None:
+    hidden = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a=="}
+    blocks = [thinking("Ping it.", "sig-1")] if with_text else []
+    first = message(*blocks, hidden, use("toolu_1", "ping", {"n": 1}), stop="tool_use")
+    last = message(text("Done."))
+    if stream:
+        server.push(sse(_events_of(first)), sse(_events_of(last)))
+    else:
+        server.push(first, last)
+
+    @tool
+    def ping(n: int) -> str:
+        """Ping."""
+        return f"pong {n}"
+
+    with Client(server.base_url, api="messages") as client:
+        trace = client.run_trace(RunRequest("m", 256, prompt="ping", tools=(ping,), stream=stream))
+    assert trace.outcome == "ok", trace.error
+    echoed = server.requests[1].json["messages"][1]["content"]
+    kinds = ["thinking"] * with_text + ["redacted_thinking", "tool_use"]
+    assert [b["type"] for b in echoed] == kinds
+    assert echoed[kinds.index("redacted_thinking")] == hidden

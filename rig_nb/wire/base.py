@@ -48,6 +48,8 @@ class Reply:
     reasoning_signature: str = ""
     # What a stream did that its grammar does not allow (Iteration.stream_faults).
     stream_faults: list[str] = field(default_factory=list)
+    # Opaque redacted-thinking data, in order (sent back unchanged on replay).
+    reasoning_redacted: list[str] = field(default_factory=list)
 
 
 class Reader(Protocol):

@@ -279,6 +279,7 @@ def parse_message(body: Any) -> Reply:
     content: list[str] = []
     reasoning: list[str] = []
     signature = ""
+    redacted: list[str] = []
     calls: list[dict[str, Any]] = []
     for block in blocks:
         kind = block.get("type") if isinstance(block, dict) else None
@@ -291,6 +292,8 @@ def parse_message(body: Any) -> Reply:
                 reasoning.append(block["thinking"])
             if isinstance(block.get("signature"), str):
                 signature = block["signature"]
+        elif kind == "redacted_thinking" and isinstance(block.get("data"), str):
+            redacted.append(block["data"])
         elif kind == "tool_use":
             calls.append(call_of(block, input_text(block.get("input"))))
     finish, cut = finish_of(body.get("stop_reason"), bool(calls))
@@ -305,6 +308,7 @@ def parse_message(body: Any) -> Reply:
         context_cut=cut,
         top_level=frozenset(k for k in body if isinstance(k, str)),
         reasoning_signature=signature,
+        reasoning_redacted=redacted,
     )
 
 

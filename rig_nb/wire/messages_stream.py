@@ -232,6 +232,11 @@ class MessagesReader:
             raise BackendError(f"ai backend: error in stream: {detail}", kind="reply")
         return False
 
+    def _redacted(self) -> list[str]:
+        blocks = [self.blocks[i] for i in sorted(self.blocks)]
+        data = [b.start.get("data") for b in blocks if b.kind == "redacted_thinking"]
+        return [d for d in data if isinstance(d, str)]
+
     def _parts(self) -> tuple[str, str, str, list[dict[str, Any]]]:
         blocks = [self.blocks[i] for i in sorted(self.blocks)]
         content = "".join(b.text() for b in blocks if b.kind == "text")
@@ -263,6 +268,7 @@ class MessagesReader:
             context_cut=cut,
             top_level=frozenset(self.top_level),
             reasoning_signature=signature,
+            reasoning_redacted=self._redacted(),
             stream_faults=list(self.faults),
         )
 
@@ -278,6 +284,7 @@ class MessagesReader:
             tool_calls=calls,
             usage=usage_of(self.raw_usage),
             reasoning_signature=signature,
+            reasoning_redacted=self._redacted(),
             stream_faults=list(self.faults),
         )
 
