@@ -31,24 +31,39 @@ _ADVICE_UNSUPPORTED = {
     "SDK (Claude Code) cannot use it; put a LiteLLM proxy in front, or upgrade to a server "
     "that has it (llama.cpp's llama-server, vLLM, Ollama >= 0.14, LM Studio)",
 }
+# What to do when a wire's replies differ from chat's, by wire, then by server kind.
 _ADVICE_DIFFERS = {
-    "llama.cpp": "llama-server converts /v1/responses to chat internally: it reports every "
-    "reply as completed (no incomplete at the budget) and prefixes call ids with call_; "
-    'prefer api="chat" where endings matter',
-    "vllm": "vLLM's Responses route parses reasoning and tool calls apart from chat "
-    "(vllm#36435, vllm#43395): start it with the same --reasoning-parser and "
-    "--tool-call-parser, and prefer the wire whose row is clean",
-    "": "the Responses route of this server handles replies differently from chat: run the "
-    "agent over the wire whose row is clean",
+    "responses": {
+        "llama.cpp": "llama-server converts /v1/responses to chat internally: it reports every "
+        "reply as completed (no incomplete at the budget) and prefixes call ids with call_; "
+        'prefer api="chat" where endings matter',
+        "vllm": "vLLM's Responses route parses reasoning and tool calls apart from chat "
+        "(vllm#36435, vllm#43395): start it with the same --reasoning-parser and "
+        "--tool-call-parser, and prefer the wire whose row is clean",
+        "": "the Responses route of this server handles replies differently from chat: run "
+        "the agent over the wire whose row is clean",
+    },
+    "messages": {
+        "llama.cpp": "llama-server converts /v1/messages to chat internally, and older builds "
+        'ignore thinking: {"type": "disabled"} (llama.cpp PR#21470): prefer the wire whose '
+        "row is clean, or update llama-server",
+        "litellm": "LiteLLM turns /v1/messages into a chat request upstream and drops the "
+        "upstream's reasoning on the way back: run a reasoning model's agent over chat, or "
+        "point the Anthropic client at the server itself",
+        "": "the Messages route of this server handles replies differently from chat: run the "
+        "agent over the wire whose row is clean",
+    },
 }
-# The same, for a difference over the Messages wire (keyed by server kind).
-_ADVICE_DIFFERS_MESSAGES = {
-    "llama.cpp": "llama-server converts /v1/messages to chat internally, and older builds "
-    'ignore thinking: {"type": "disabled"} (llama.cpp PR#21470): prefer the wire whose row '
-    "is clean, or update llama-server",
-    "": "the Messages route of this server handles replies differently from chat: run the "
-    "agent over the wire whose row is clean",
-}
+_ADVICE_ANY = (
+    "this wire's route handles replies differently from chat: run the agent over the wire "
+    "whose row is clean"
+)
+
+
+def _advice_differs(wire: str, other: str, server: str) -> str:
+    """What to do about a difference between `wire` and `other` (either may be chat)."""
+    table = _ADVICE_DIFFERS.get(wire) or _ADVICE_DIFFERS.get(other) or {"": _ADVICE_ANY}
+    return table.get(server, table[""])
 
 
 def _where(it: Iteration) -> str:
@@ -141,11 +156,8 @@ def api_parity(
         compared.append(name)
         found = _compare("question", *_in_order({client.api: question_here, name: question_there}))
         found += _compare("probe", *_in_order({client.api: probe_here, name: probe_there}))
-        if found and "messages" in (name, client.api):
-            advice = _ADVICE_DIFFERS_MESSAGES
-            differing.append(advice.get(server, advice[""]))
-        elif found:
-            differing.append(_ADVICE_DIFFERS.get(server, _ADVICE_DIFFERS[""]))
+        if found:
+            differing.append(_advice_differs(name, client.api, server))
         diffs += found
         shown = question_there
     if diffs:

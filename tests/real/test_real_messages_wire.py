@@ -182,3 +182,4 @@ def test_api_parity_shows_what_litellm_messages_loses(deepseek_proxy: LiteLLMPro
     check = next(c for c in report.checks if c.name == "api_parity")
     assert check.verdict.startswith("differs: ")
     assert "over messages" in check.verdict
+    assert "LiteLLM turns /v1/messages into a chat request" in check.advice
