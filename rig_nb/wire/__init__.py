@@ -7,7 +7,8 @@ wire-neutral `Request` (`turns.py`) becomes a body, how a reply or a stream beco
 `chat` builds chat-completion messages, tools and request bodies and parses replies;
 `stream` assembles a reply from stream deltas (and makes deltas from a reply, for the
 local servers); `sse` frames server-sent events; `responses` carries the same bodies and
-replies over the Responses API (`/responses`), and `responses_serve` is its server side.
+replies over the Responses API (`/responses`), and `responses_serve` is its server side;
+`messages`, `messages_stream` and `messages_wire` are the Anthropic Messages wire.
 Everything else works on `Reply` and on the messages these functions build.
 """
 
