@@ -275,3 +275,32 @@ def test_an_endless_stream_stops_at_the_size_cap_keeping_what_arrived(
         with pytest.raises(ResponseTooLargeError):
             client.stream(ASK, reader)
     assert reader.content.startswith("more more ")
+
+
+def test_a_stalled_stream_stops_at_the_deadline_keeping_what_arrived(
+    server: ScriptedServer,
+) -> None:
+    release = threading.Event()
+
+    def body() -> Iterator[bytes]:
+        yield from (frame(e) for e in [START, start(0, "text"), delta(0, "text_delta", "Wait")])
+        release.wait(WAIT_S)  # the server stops sending, the connection open
+        yield frame(stop(0))
+
+    server.push(Response(body(), headers=SSE))
+    try:
+        with Client(server.base_url, api="messages", deadline=0.5, max_retries=0) as client:
+            reader = client.reader()
+            with pytest.raises(BackendError) as raised:
+                client.stream(ASK, reader)
+        assert raised.value.kind == "deadline"
+        assert reader.content == "Wait"
+    finally:
+        release.set()
+
+
+def test_an_event_that_is_not_json_is_a_protocol_error(server: ScriptedServer) -> None:
+    chunks = [frame(START), b"event: content_block_start\ndata: {not json\n\n"]
+    got, _ = read(server, Response(sse_body(chunks, done=False), headers=SSE))
+    assert isinstance(got, BackendError) and got.kind == "protocol"
+    assert "not valid JSON" in got.message
