@@ -36,7 +36,7 @@ def test_probe_over_messages_finds_the_demos_tool_call(
 def test_the_demo_runs_every_persona_over_messages(capsys: pytest.CaptureFixture[str]) -> None:
     ran = cli(capsys, "demo", "--api", "messages")
     assert ran.returncode == 0, ran.stderr
-    assert "over the messages wire" in ran.stdout
+    assert "runs the tool loop (the messages wire)" in ran.stdout
     assert "well-behaved" in ran.stdout
 
 

@@ -112,14 +112,14 @@ def cmd_demo(args: Namespace) -> int:
         endpoints = [Endpoint(name, where, name, api=args.api) for name in models]
         rows, traces = compare_rows(endpoints, scenarios=scenarios, stream=args.stream)
     runs, run_traces = rows[1::2], traces[1::2]
-    how = ("streamed, " if args.stream else "") + f"over the {args.api} wire, "
+    how = "streamed, " if args.stream else ""
     width = terminal_width()
     print(f"rig_nb demo: {plural(len(models), 'persona')} on the embedded endpoint {where}")
     print(_wrap(f"prompt: {DEMO_PROMPT}", width))
     print(
         _wrap(
             f"tools: {', '.join(t.name for t in tools)}; max_tokens {args.max_tokens}; {how}"
-            "each persona is probed once, then runs the tool loop.",
+            f"each persona is probed once, then runs the tool loop (the {args.api} wire).",
             width,
         )
     )
