@@ -304,3 +304,19 @@ def test_an_event_that_is_not_json_is_a_protocol_error(server: ScriptedServer) -
     got, _ = read(server, Response(sse_body(chunks, done=False), headers=SSE))
     assert isinstance(got, BackendError) and got.kind == "protocol"
     assert "not valid JSON" in got.message
+
+
+def test_a_start_after_its_deltas_still_names_the_call(server: ScriptedServer) -> None:
+    events = [START, delta(0, "input_json_delta", '{"n": 2}')]
+    events += [start(0, "tool_use", id="toolu_7", name="ping", input={}), stop(0)]
+    reply, _ = read(server, sse([*events, *end("tool_use")]))
+    call = reply.tool_calls[0]
+    assert (call["id"], call["function"]["name"], call["function"]["arguments"]) == (
+        "toolu_7",
+        "ping",
+        '{"n": 2}',
+    )
+    assert reply.stream_faults == [
+        "input_json_delta for index 0, never started",
+        "content_block_start for index 0 after its deltas",
+    ]

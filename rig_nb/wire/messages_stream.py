@@ -49,6 +49,7 @@ class _Block:
     parts: list[str] = field(default_factory=list)  # text, thinking or partial_json deltas
     signature: str = ""
     stopped: bool = False
+    started: bool = False  # its content_block_start came (else a delta opened it)
 
     def text(self) -> str:
         if self.parts:
@@ -123,7 +124,13 @@ class MessagesReader:
         if index is None:
             index = self.top + 1
             self.fault(f"content_block_start without an index (read as {index})")
-        if index in self.blocks:
+        late = self.blocks.get(index)
+        if late is not None and not late.started and late.kind == kind:
+            # Its deltas came first (the fault is recorded): the start still names the block.
+            self.fault(f"content_block_start for index {index} after its deltas")
+            late.start, late.started = start, True
+            return False
+        if late is not None:
             self.fault(f"content_block_start for index {index} again")
             return False
         if index != self.top + 1:
@@ -132,6 +139,7 @@ class MessagesReader:
         if open_:
             self.fault(f"content_block_start for index {index} while index {open_[0]} is open")
         block = self._open(index, kind, start)
+        block.started = True
         # A block that arrives whole in its start (no deltas) is shown as it comes.
         if kind == "text":
             return self._show(block.text(), self._content)
