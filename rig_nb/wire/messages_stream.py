@@ -129,6 +129,8 @@ class MessagesReader:
             # Its deltas came first (the fault is recorded): the start still names the block.
             self.fault(f"content_block_start for index {index} after its deltas")
             late.start, late.started = start, True
+            if not late.signature and isinstance(start.get("signature"), str):
+                late.signature = start["signature"]
             return False
         if late is not None:
             self.fault(f"content_block_start for index {index} again")
