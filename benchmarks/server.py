@@ -48,12 +48,14 @@ from rig_nb.testing import (  # noqa: E402
     LoopbackServer,
     RecordedRequest,
     Response,
+    as_message,
     as_response,
     chat_reply,
     sse_body,
     streamed,
     wants_stream,
 )
+from rig_nb.wire import messages_serve  # noqa: E402
 from rig_nb.wire.responses_serve import chat_request, response_events  # noqa: E402
 
 DRIP_INTERVAL = 0.05
@@ -154,6 +156,10 @@ class BenchServer(LoopbackServer):
         responses = request.path.rstrip("/").endswith("/responses")
         if responses:
             body = chat_request(body)
+        # The Messages wire likewise (`messages` is a wire's own word only here).
+        anthropic = request.path.rstrip("/").endswith("/messages")
+        if anthropic:
+            body = messages_serve.chat_request(body)
         messages = body.get("messages") or []
         tools = {
             t["function"]["name"]: t["function"].get("parameters") or {}
@@ -165,7 +171,12 @@ class BenchServer(LoopbackServer):
         spec = _SPEC.search(json.dumps(messages[-1:]))
         if spec and wants_stream(request):
             return self._stream(
-                int(spec[1]), int(spec[2]), spec[3], int(spec[4]) / 1e6, responses=responses
+                int(spec[1]),
+                int(spec[2]),
+                spec[3],
+                int(spec[4]) / 1e6,
+                responses=responses,
+                anthropic=anthropic,
             )
         if spec:
             reply = chat_reply(reply_text(int(spec[1])), model="bench")
@@ -184,14 +195,27 @@ class BenchServer(LoopbackServer):
             reply["choices"][0]["message"]["reasoning_content"] = REASONING
         if responses:
             return as_response(reply, stream=wants_stream(request))
+        if anthropic:
+            return as_message(reply, stream=wants_stream(request))
         if wants_stream(request):
             return streamed(reply)
         return Response(reply, delay=self.delay) if self.delay else reply
 
     def _stream(
-        self, chars: int, piece: int, write: str, interval: float, *, responses: bool = False
+        self,
+        chars: int,
+        piece: int,
+        write: str,
+        interval: float,
+        *,
+        responses: bool = False,
+        anthropic: bool = False,
     ) -> Response:
         body = chat_reply(reply_text(chars), model="bench")
+        if anthropic:  # each event its own HTTP chunk
+            events = messages_serve.message_events(body, piece_chars=piece)
+            framed = [messages_serve.sse_event(e) for e in events]
+            return Response(sse_body(framed, done=False, interval=interval), headers=_SSE_HEADERS)
         if responses:  # each event its own HTTP chunk
             events = response_events(body, piece_chars=piece)
             return Response(sse_body(events, done=False, interval=interval), headers=_SSE_HEADERS)

@@ -328,7 +328,9 @@ def run(
     `judge` is a caller's goal for the answer (`record.finalizing`)."""
     tools, max_iter, extra = check_request(request)
     mapped = (
-        client.wire.thinking_fields(request.thinking, client.server_kind)
+        client.wire.held(
+            client.wire.thinking_fields(request.thinking, client.server_kind), request.max_tokens
+        )
         if request.thinking is not None
         else {}
     )
@@ -403,13 +405,16 @@ def run(
             echoed = Turn("assistant", content, calls=calls.echoed())
             if replays(request.reasoning_replay, True):
                 reasoning, where = _replayed(client, request, it)
-                if where:
+                # Redacted thinking goes back too, unchanged (a wire that has none ignores it).
+                redacted = tuple(reply.reasoning_redacted)
+                if where or redacted:
                     echoed = Turn(
                         "assistant",
                         content,
-                        reasoning=reasoning,
+                        reasoning=reasoning if where else "",
                         reasoning_field=where,
                         signature=it.reasoning_signature,
+                        redacted=redacted,
                         calls=echoed.calls,
                     )
                     it.replayed = where

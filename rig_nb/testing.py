@@ -9,8 +9,9 @@ Replies are served in order, one per request to any path; each request's
 method, path, headers and body are recorded. A scripted chat.completion body
 answers a request with `"stream": true` as server-sent events, built from it
 (`streamed`), so one script serves both ways; on a path ending in `/responses`
-it is sent as the Responses object or event stream (`as_response`), so one
-script serves both wires; a `Response` is sent as given, which
+it is sent as the Responses object or event stream (`as_response`), on one ending
+in `/messages` as the Messages reply or events (`as_message`), so one script serves
+every wire; a `Response` is sent as given, which
 is how a test scripts a broken stream (`sse_body` formats the events).
 `LoopbackServer` is the plumbing (real socket, random free port, a thread,
 TCP_NODELAY) shared with the demo.
@@ -32,6 +33,7 @@ from .backend import Models
 from .errors import BackendError
 from .redact import Redactor
 from .wire import WIRES, Reader, Reply, Request, StreamAssembler, Wire, parse_reply, stream_chunks
+from .wire.messages_serve import message_events, message_object, sse_event
 from .wire.ollama_serve import ndjson_body, ollama_lines, ollama_reply
 from .wire.responses_serve import response_events, response_object
 
@@ -41,6 +43,7 @@ __all__ = [
     "Response",
     "ScriptedBackend",
     "ScriptedServer",
+    "as_message",
     "as_response",
     "chat_reply",
     "sse_body",
@@ -176,6 +179,17 @@ def as_response(body: Mapping[str, Any], *, stream: bool = False) -> Response:
         return Response(response_object(body))
     return Response(
         sse_body(response_events(body), done=False),
+        headers={"content-type": "text/event-stream", "cache-control": "no-cache"},
+    )
+
+
+def as_message(body: Mapping[str, Any], *, stream: bool = False) -> Response:
+    """A chat.completion body as a `/messages` server sends it: the Messages reply, or its
+    event stream when `stream`."""
+    if not stream:
+        return Response(message_object(body))
+    return Response(
+        sse_body([sse_event(e) for e in message_events(body)], done=False),
         headers={"content-type": "text/event-stream", "cache-control": "no-cache"},
     )
 
@@ -362,6 +376,8 @@ class ScriptedServer(LoopbackServer):
         if isinstance(reply, Mapping) and "choices" in reply:
             if urlsplit(request.path).path.rstrip("/").endswith("/responses"):
                 return as_response(reply, stream=wants_stream(request))
+            if urlsplit(request.path).path.rstrip("/").endswith("/messages"):
+                return as_message(reply, stream=wants_stream(request))
             if urlsplit(request.path).path.rstrip("/").endswith("/api/chat"):
                 if not wants_stream(request):
                     return ollama_reply(reply)

@@ -107,6 +107,8 @@ def test_every_check_is_there_within_the_request_budget() -> None:
         "thinking_switch": "n/a",
         "api_parity": "differs: question: fails only over responses (reply error); "
         "probe: fails only over responses (reply error); "
+        "question: fails only over messages (reply error); "
+        "probe: fails only over messages (reply error); "
         "question: fails only over ollama (reply error); "
         "probe: fails only over ollama (reply error)",
         "context_window": "n/a",

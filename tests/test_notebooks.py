@@ -355,10 +355,11 @@ def check_compare(nb: Any, personas: dict[str, Any]) -> None:
     assert failed[("lmstudio-json-in-reasoning", "structured output")] == "json_in_reasoning"
     wires = frame(cell_outputs(nb, "wires = compare("))
     for model in ("well-behaved", "reasoning-field", "hermes-text-tools"):
-        # One endpoint over both wires: the same outcomes, cell by cell.
-        assert [r[f"{model} / chat"][:6] for r in wires] == [
-            r[f"{model} / responses"][:6] for r in wires
-        ]
+        # One endpoint over every wire: the same outcomes, cell by cell.
+        for api in ("responses", "messages", "ollama"):
+            assert [r[f"{model} / chat"][:6] for r in wires] == [
+                r[f"{model} / {api}"][:6] for r in wires
+            ]
     swept = frame(cell_outputs(nb, "swept = compare("))
     assert "rows: loads [1, 4, 8], copies [0, 1, 2, 3, 4, 5, 6, 7]" in printed(
         cell_outputs(nb, "swept = compare(")

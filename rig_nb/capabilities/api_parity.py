@@ -27,20 +27,46 @@ _NOT_HERE = frozenset({404, 405, 501})
 _ADVICE_UNSUPPORTED = {
     "responses": 'the server has no /v1/responses: keep api="chat", or upgrade to a server '
     "that has it (vLLM, llama.cpp's llama-server, Ollama >= 0.13.3, LM Studio, a LiteLLM proxy)",
+    "messages": "the server has no Anthropic /v1/messages: an agent built on the Anthropic "
+    "SDK (Claude Code) cannot use it; put a LiteLLM proxy in front, or upgrade to a server "
+    "that has it (llama.cpp's llama-server, vLLM, Ollama >= 0.14, LM Studio)",
     "ollama": "the server has no /api/chat (Ollama's native API, at the base URL without /v1): "
     'not an Ollama server, or a proxy that passes /v1 only; keep api="chat" here. On Ollama, '
     'api="ollama" is the wire that honours num_ctx and think, which its /v1 ignores',
 }
+# What to do when a wire's replies differ from chat's, by wire, then by server kind.
 _ADVICE_DIFFERS = {
-    "llama.cpp": "llama-server converts /v1/responses to chat internally: it reports every "
-    "reply as completed (no incomplete at the budget) and prefixes call ids with call_; "
-    'prefer api="chat" where endings matter',
-    "vllm": "vLLM's Responses route parses reasoning and tool calls apart from chat "
-    "(vllm#36435, vllm#43395): start it with the same --reasoning-parser and "
-    "--tool-call-parser, and prefer the wire whose row is clean",
-    "": "the Responses route of this server handles replies differently from chat: run the "
-    "agent over the wire whose row is clean",
+    "responses": {
+        "llama.cpp": "llama-server converts /v1/responses to chat internally: it reports every "
+        "reply as completed (no incomplete at the budget) and prefixes call ids with call_; "
+        'prefer api="chat" where endings matter',
+        "vllm": "vLLM's Responses route parses reasoning and tool calls apart from chat "
+        "(vllm#36435, vllm#43395): start it with the same --reasoning-parser and "
+        "--tool-call-parser, and prefer the wire whose row is clean",
+        "": "the Responses route of this server handles replies differently from chat: run "
+        "the agent over the wire whose row is clean",
+    },
+    "messages": {
+        "llama.cpp": "llama-server converts /v1/messages to chat internally, and older builds "
+        'ignore thinking: {"type": "disabled"} (llama.cpp PR#21470): prefer the wire whose '
+        "row is clean, or update llama-server",
+        "litellm": "LiteLLM turns /v1/messages into a chat request upstream and drops the "
+        "upstream's reasoning on the way back: run a reasoning model's agent over chat, or "
+        "point the Anthropic client at the server itself",
+        "": "the Messages route of this server handles replies differently from chat: run the "
+        "agent over the wire whose row is clean",
+    },
 }
+_ADVICE_ANY = (
+    "this wire's route handles replies differently from chat: run the agent over the wire "
+    "whose row is clean"
+)
+
+
+def _advice_differs(wire: str, other: str, server: str) -> str:
+    """What to do about a difference between `wire` and `other` (either may be chat)."""
+    table = _ADVICE_DIFFERS.get(wire) or _ADVICE_DIFFERS.get(other) or {"": _ADVICE_ANY}
+    return table.get(server, table[""])
 
 
 def _where(it: Iteration) -> str:
@@ -117,6 +143,7 @@ def api_parity(
     compared: list[str] = []
     shown = question_here
     fixes: list[str] = []
+    differing: list[str] = []  # the advice for each wire that differs, in order
     for name in WIRES:
         if name == client.api:
             continue
@@ -130,11 +157,14 @@ def api_parity(
             continue
         question_there = ask(other)
         compared.append(name)
-        diffs += _compare("question", *_in_order({client.api: question_here, name: question_there}))
-        diffs += _compare("probe", *_in_order({client.api: probe_here, name: probe_there}))
+        found = _compare("question", *_in_order({client.api: question_here, name: question_there}))
+        found += _compare("probe", *_in_order({client.api: probe_here, name: probe_there}))
+        if found:
+            differing.append(_advice_differs(name, client.api, server))
+        diffs += found
         shown = question_there
     if diffs:
-        fixes.insert(0, _ADVICE_DIFFERS.get(server, _ADVICE_DIFFERS[""]))
+        fixes[:0] = list(dict.fromkeys(differing))
         verdict = "differs: " + "; ".join([*diffs, *unsupported])
         return (verdict, "", " ".join(f for f in fixes if f), shown)
     if unsupported and not compared:

@@ -120,7 +120,7 @@ def cmd_demo(args: Namespace) -> int:
     print(
         _wrap(
             f"tools: {', '.join(t.name for t in tools)}; max_tokens {args.max_tokens}; {how}"
-            "each persona is probed once, then runs the tool loop.",
+            f"each persona is probed once, then runs the tool loop (the {args.api} wire).",
             width,
         )
     )

@@ -40,6 +40,7 @@ from ..testing import LoopbackServer, RecordedRequest, Response, sse_body, strea
 from ..tool import Tool, tool
 from .context_personas import metadata_route
 from .kit import Persona, Said, Stream, Turn
+from .messages_route import answer_messages
 from .ollama_route import OLLAMA_ROUTES, answer_ollama
 from .personas import XSS_IMG, XSS_SCRIPT, default_personas
 from .replay import recorded_personas
@@ -82,6 +83,7 @@ _SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"
 # for every persona (`answer_responses` is the pattern a wire's demo route follows).
 WIRE_ROUTES: dict[str, Callable[..., Response | Mapping[str, Any]]] = {
     "/v1/responses": answer_responses,
+    "/v1/messages": answer_messages,
     "/api/chat": answer_ollama,
 }
 

@@ -20,7 +20,7 @@ from ..testing import Response
 from ..wire.ollama_serve import chat_request, error_body, ndjson_body, ollama_lines, ollama_reply
 from .context_personas import DEMO_OLLAMA_VERSION
 from .kit import Persona, Stream, Turn
-from .responses_route import _assembled
+from .responses_route import assembled
 
 __all__ = ["OLLAMA_ROUTES", "answer_ollama"]
 
@@ -59,7 +59,7 @@ def answer_ollama(
         return _error(404, f"model '{turn.model}' not found")
     reply = persona.reply(chat)
     if isinstance(reply, Stream):
-        completion: Any = _assembled(reply.events)
+        completion: Any = assembled(reply.events)
     else:
         completion = reply.body if isinstance(reply, Response) and reply.status == 200 else reply
         if not (isinstance(completion, Mapping) and isinstance(completion.get("choices"), list)):

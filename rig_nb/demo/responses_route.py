@@ -18,12 +18,12 @@ from ..wire import StreamAssembler
 from ..wire.responses_serve import chat_request, response_events, response_object
 from .kit import Persona, Stream, Turn
 
-__all__ = ["answer_responses"]
+__all__ = ["answer_responses", "assembled"]
 
 _SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}
 
 
-def _assembled(events: Iterable[Mapping[str, Any] | str]) -> dict[str, Any]:
+def assembled(events: Iterable[Mapping[str, Any] | str]) -> dict[str, Any]:
     """A recorded chat stream as the chat.completion body it adds up to."""
     assembler = StreamAssembler()
     for event in events:
@@ -79,7 +79,7 @@ def answer_responses(
         return not_found(turn.model)
     reply = persona.reply(chat)
     if isinstance(reply, Stream):
-        completion: Any = _assembled(reply.events)
+        completion: Any = assembled(reply.events)
     else:
         completion = reply.body if isinstance(reply, Response) and reply.status == 200 else reply
         if not (isinstance(completion, Mapping) and isinstance(completion.get("choices"), list)):

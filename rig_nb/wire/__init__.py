@@ -7,7 +7,8 @@ wire-neutral `Request` (`turns.py`) becomes a body, how a reply or a stream beco
 `chat` builds chat-completion messages, tools and request bodies and parses replies;
 `stream` assembles a reply from stream deltas (and makes deltas from a reply, for the
 local servers); `sse` frames server-sent events; `responses` carries the same bodies and
-replies over the Responses API (`/responses`), and `responses_serve` is its server side.
+replies over the Responses API (`/responses`), and `responses_serve` is its server side;
+`messages`, `messages_stream` and `messages_wire` are the Anthropic Messages wire.
 Everything else works on `Reply` and on the messages these functions build.
 """
 
@@ -40,6 +41,7 @@ from .chat import (
     uses_max_completion_tokens,
 )
 from .chat_wire import CHAT
+from .messages_wire import MESSAGES
 from .ollama_wire import OLLAMA
 from .responses_wire import RESPONSES
 from .sse import iter_events
@@ -47,7 +49,7 @@ from .stream import StreamAssembler, read_stream, stream_chunks
 from .turns import Call, Request, ToolSpec, Turn, turns_of
 
 # Every wire by name, in the order people meet them.
-WIRES: dict[str, Wire] = {wire.name: wire for wire in (CHAT, RESPONSES, OLLAMA)}
+WIRES: dict[str, Wire] = {wire.name: wire for wire in (CHAT, RESPONSES, MESSAGES, OLLAMA)}
 
 __all__ = [
     "WIRES",

@@ -48,6 +48,8 @@ class Reply:
     reasoning_signature: str = ""
     # What a stream did that its grammar does not allow (Iteration.stream_faults).
     stream_faults: list[str] = field(default_factory=list)
+    # Opaque redacted-thinking data, in order (sent back unchanged on replay).
+    reasoning_redacted: list[str] = field(default_factory=list)
 
 
 class Reader(Protocol):
@@ -154,6 +156,11 @@ class Wire:
     def thinking_fields(self, thinking: bool | str | int | None, kind: str) -> dict[str, Any]:
         """The request fields `thinking` maps to on a server of `kind` ({} when none)."""
         raise NotImplementedError
+
+    def held(self, fields: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+        """The mapped thinking `fields` as a request of `max_tokens` sends them (a wire
+        whose budget must stay under the output limit holds it there)."""
+        return fields
 
     def replay_field(self, kind: str) -> str:
         """The field this wire sends an assistant turn's reasoning back in on `kind`."""

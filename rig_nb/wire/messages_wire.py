@@ -1,0 +1,77 @@
+"""The Anthropic Messages wire (`/messages`): the `Wire` for `api="messages"`.
+
+Requests and replies are `messages.py`'s, streams are read into content blocks by
+`messages_stream.py`; sent through the guarded httpx client (no Anthropic SDK at run
+time), with `x-api-key` when a key is given and `anthropic-version` on every request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .base import Reader, Reply, Wire
+from .messages import (
+    ANTHROPIC_VERSION,
+    held_thinking,
+    messages_body,
+    messages_thinking,
+    parse_message_body,
+)
+from .messages_stream import MessagesReader, read_message_stream
+from .thinking import check_thinking
+from .turns import Request
+
+__all__ = ["MESSAGES", "MessagesWire"]
+
+
+class MessagesWire(Wire):
+    """The Anthropic Messages API (`/messages`); server-sent events."""
+
+    name = "messages"
+    route = "/messages"
+    framing = "sse"
+    switch_keys = frozenset({"thinking"})
+    not_found = (
+        "this endpoint may have no Anthropic Messages API: /messages answered 404; "
+        'api="chat" uses /chat/completions'
+    )
+
+    def headers(self, api_key: str) -> dict[str, str]:
+        # The key goes in x-api-key only: never in Authorization on this wire.
+        headers = {"anthropic-version": ANTHROPIC_VERSION}
+        if api_key:
+            headers["x-api-key"] = api_key
+        return headers
+
+    def body(self, request: Request) -> dict[str, Any]:
+        return messages_body(request)
+
+    def parse(self, content: bytes) -> Reply:
+        return parse_message_body(content)
+
+    def reader(self) -> Reader:
+        return MessagesReader()
+
+    def read_stream(
+        self,
+        chunks: Iterable[bytes],
+        reader: Reader,
+        on_event: Callable[[bool], None] | None = None,
+    ) -> Reply:
+        assert isinstance(reader, MessagesReader)
+        return read_message_stream(chunks, reader, on_event)
+
+    def thinking_fields(self, thinking: bool | str | int | None, kind: str) -> dict[str, Any]:
+        check_thinking(thinking)
+        return messages_thinking(thinking)
+
+    def held(self, fields: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+        # The trace records the budget as sent: held to max_tokens - 1.
+        return held_thinking(fields, max_tokens)
+
+    def replay_field(self, kind: str) -> str:
+        return "thinking"
+
+
+MESSAGES = MessagesWire()
