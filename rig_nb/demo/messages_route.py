@@ -10,7 +10,6 @@ whose signature does not match its text is refused, as Anthropic refuses it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -23,8 +22,8 @@ from ..wire.messages_serve import (
     message_object,
     sse_event,
 )
-from .kit import Persona, Stream, Turn
-from .responses_route import assembled
+from .kit import Persona, Stream
+from .wire_route import asked, completion_of
 
 __all__ = ["answer_messages"]
 
@@ -33,6 +32,13 @@ _SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"
 
 def _error(status: int, message: str, kind: str = "invalid_request_error") -> Response:
     return Response({"type": "error", "error": {"type": kind, "message": message}}, status)
+
+
+def _refused(body: dict[str, Any]) -> str:
+    """What the Messages API refuses before a model sees the request ("" for nothing)."""
+    if not isinstance(body.get("max_tokens"), int):
+        return "max_tokens: field required"
+    return bad_signature(body)
 
 
 def answer_messages(
@@ -45,35 +51,20 @@ def answer_messages(
     first_delay: float,
 ) -> Response | Mapping[str, Any]:
     """The demo's answer to one `/v1/messages` request body."""
-    try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):
-        return _error(400, "request body is not valid JSON")
-    if not isinstance(body, dict):
-        return _error(400, "request body must be a JSON object")
-    if not isinstance(body.get("max_tokens"), int):
-        return _error(400, "max_tokens: field required")
-    wrong = bad_signature(body)
-    if wrong:
-        return _error(400, wrong)
-    try:
-        chat = chat_request(body)
-        turn = Turn.parse(chat)
-    except ValueError as exc:
-        return _error(400, str(exc))
-    persona = personas.get(turn.model)
-    if persona is None:
-        missing = not_found(turn.model)
+    ask = asked(raw, personas, chat_request, _error, _refused)
+    if isinstance(ask, Response):
+        return ask
+    if ask.persona is None:
+        missing = not_found(ask.turn.model)
         return Response(error_body(missing.body, missing.status), missing.status)
-    reply = persona.reply(chat)
-    if isinstance(reply, Stream):
-        completion: Any = assembled(reply.events)
-    else:
-        completion = reply.body if isinstance(reply, Response) and reply.status == 200 else reply
-        if not (isinstance(completion, Mapping) and isinstance(completion.get("choices"), list)):
-            if isinstance(reply, Response) and isinstance(reply.body, Mapping):
-                return Response(error_body(reply.body, reply.status), reply.status, reply.headers)
-            return reply  # not JSON (a page, a stream of bytes): sent as is
+    reply = ask.persona.reply(ask.chat)
+    completion = completion_of(reply)
+    if completion is None:
+        assert not isinstance(reply, Stream)  # a stream always adds up to a completion
+        if isinstance(reply, Response) and isinstance(reply.body, Mapping):
+            return Response(error_body(reply.body, reply.status), reply.status, reply.headers)
+        return reply  # not JSON (a page, a stream of bytes): sent as is
+    turn = ask.turn
     if not turn.streaming:
         return message_object(completion)
     events = [sse_event(e) for e in message_events(completion, piece_chars=piece_chars)]

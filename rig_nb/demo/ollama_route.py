@@ -19,8 +19,8 @@ from typing import Any
 from ..testing import Response
 from ..wire.ollama_serve import chat_request, error_body, ndjson_body, ollama_lines, ollama_reply
 from .context_personas import DEMO_OLLAMA_VERSION
-from .kit import Persona, Stream, Turn
-from .responses_route import assembled
+from .kit import Persona
+from .wire_route import asked, completion_of
 
 __all__ = ["OLLAMA_ROUTES", "answer_ollama"]
 
@@ -43,29 +43,18 @@ def answer_ollama(
     first_delay: float,
 ) -> Response | Mapping[str, Any]:
     """The demo's answer to one `/api/chat` request body."""
-    try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):
-        return _error(400, "invalid JSON in request body")
-    if not isinstance(body, dict):
-        return _error(400, "request body must be a JSON object")
-    try:
-        chat = chat_request(body)
-        turn = Turn.parse(chat)
-    except ValueError as exc:
-        return _error(400, str(exc))
-    persona = personas.get(turn.model)
-    if persona is None:
-        return _error(404, f"model '{turn.model}' not found")
-    reply = persona.reply(chat)
-    if isinstance(reply, Stream):
-        completion: Any = assembled(reply.events)
-    else:
-        completion = reply.body if isinstance(reply, Response) and reply.status == 200 else reply
-        if not (isinstance(completion, Mapping) and isinstance(completion.get("choices"), list)):
-            if isinstance(reply, Response):
-                return Response(error_body(reply.body), reply.status)
-            return _error(500, "the persona's reply is not a chat completion")
+    ask = asked(raw, personas, chat_request, _error)
+    if isinstance(ask, Response):
+        return ask
+    if ask.persona is None:
+        return _error(404, f"model '{ask.turn.model}' not found")
+    reply = ask.persona.reply(ask.chat)
+    completion = completion_of(reply)
+    if completion is None:
+        if isinstance(reply, Response):
+            return Response(error_body(reply.body), reply.status)
+        return _error(500, "the persona's reply is not a chat completion")
+    turn = ask.turn
     if not turn.streaming:
         return ollama_reply(completion)
     lines = ollama_lines(completion, piece_chars=piece_chars)

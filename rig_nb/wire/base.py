@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import httpx
     import openai
 
-__all__ = ["HTTPStatusFailure", "Reader", "Reply", "Sender", "Wire", "json_or_none"]
+__all__ = ["HTTPStatusFailure", "Reader", "Reply", "SdkWire", "Sender", "Wire", "json_or_none"]
 
 
 @dataclass
@@ -108,8 +108,10 @@ def json_or_none(content: bytes) -> Any:
 
 
 class Wire:
-    """One wire. Subclasses set the class attributes and implement `body`, `parse`,
-    `reader` and `read_stream`; the rest has the defaults most wires share."""
+    """One wire. A subclass names its route and its parts: `render` (a Request as its
+    body), `parse_body` (a reply's bytes as a Reply), `reader_type` and `read_events` (a
+    stream read into a Reply by a reader of that type), `thinking` (the fields `thinking`
+    maps to on a server kind); everything else has the defaults most wires share."""
 
     name: ClassVar[str]
     # The request route under the wire's root, and the model list's.
@@ -124,6 +126,12 @@ class Wire:
     options: ClassVar[frozenset[str]] = frozenset()
     # Said after a 404 from the route: what the endpoint may lack ("" for nothing to add).
     not_found: ClassVar[str] = ""
+    # The wire's parts, as plain functions (staticmethod) and the stream reader's class.
+    render: staticmethod[[Request], dict[str, Any]]
+    parse_body: staticmethod[[bytes], Reply]
+    reader_type: ClassVar[type[Reader]]
+    read_events: staticmethod[..., Reply]
+    thinking: staticmethod[[bool | str | int | None, str], dict[str, Any]]
 
     def __repr__(self) -> str:
         return f"<wire {self.name}: {self.route}>"
@@ -137,13 +145,16 @@ class Wire:
         return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
     def body(self, request: Request) -> dict[str, Any]:
-        raise NotImplementedError
+        """`request` as this wire's request body."""
+        return self.render(request)
 
     def parse(self, content: bytes) -> Reply:
-        raise NotImplementedError
+        """A whole reply's bytes as a Reply; BackendError when they are not one."""
+        return self.parse_body(content)
 
     def reader(self) -> Reader:
-        raise NotImplementedError
+        """A fresh reader for one stream of this wire."""
+        return self.reader_type()
 
     def read_stream(
         self,
@@ -151,11 +162,13 @@ class Wire:
         reader: Reader,
         on_event: Callable[[bool], None] | None = None,
     ) -> Reply:
-        raise NotImplementedError
+        """Frame `chunks` and feed each event to `reader` (made by `reader()`) until the
+        stream's terminal event; `on_event(grew)` after each. The finished Reply."""
+        return self.read_events(chunks, reader, on_event)
 
     def thinking_fields(self, thinking: bool | str | int | None, kind: str) -> dict[str, Any]:
         """The request fields `thinking` maps to on a server of `kind` ({} when none)."""
-        raise NotImplementedError
+        return self.thinking(thinking, kind)
 
     def held(self, fields: dict[str, Any], max_tokens: int) -> dict[str, Any]:
         """The mapped thinking `fields` as a request of `max_tokens` sends them (a wire
@@ -195,3 +208,32 @@ class Wire:
         if response.status_code >= 300:
             raise HTTPStatusFailure(response)
         return response
+
+
+class SdkWire(Wire):
+    """A wire the openai SDK sends, over the same guarded transport: a subclass names the
+    SDK resource (`resource`) and which body fields the SDK takes by name (`by_name`);
+    the rest of the body goes as extra_body, as built."""
+
+    def resource(self, sdk: openai.OpenAI) -> Any:
+        """The SDK resource whose `create` sends this wire's request."""
+        raise NotImplementedError
+
+    def by_name(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(the SDK's keyword arguments, the rest of the body); `stream` is the SDK call's."""
+        raise NotImplementedError
+
+    @contextmanager
+    def send(self, sender: Sender, body: Mapping[str, Any], stream: bool) -> Iterator[Any]:
+        params, extra = self.by_name(body)
+        resource = self.resource(sender.sdk)
+        if not stream:
+            yield resource.with_raw_response.create(**params, extra_body=extra).http_response
+            return
+        with resource.with_streaming_response.create(
+            **params, stream=True, extra_body=extra
+        ) as raw:
+            yield raw.http_response
+
+    def models(self, sender: Sender) -> Any:
+        return sender.sdk.models.with_raw_response.list().http_response

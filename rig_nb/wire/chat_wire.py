@@ -6,64 +6,40 @@ streams of server-sent events by `stream.StreamAssembler`; the openai SDK sends 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from .base import Reader, Reply, Sender, Wire
+from .base import SdkWire
 from .chat import parse_reply_body, request_body, sdk_arguments
 from .stream import StreamAssembler, read_stream
 from .thinking import input_field, thinking_fields
-from .turns import Request
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["CHAT", "ChatWire"]
 
 
-class ChatWire(Wire):
+class ChatWire(SdkWire):
     """Chat completions (`/chat/completions`), sent by the openai SDK; server-sent events."""
 
     name = "chat"
     route = "/chat/completions"
     framing = "sse"
-
-    def body(self, request: Request) -> dict[str, Any]:
-        return request_body(request)
-
-    def parse(self, content: bytes) -> Reply:
-        return parse_reply_body(content)
-
-    def reader(self) -> Reader:
-        return StreamAssembler()
-
-    def read_stream(
-        self,
-        chunks: Iterable[bytes],
-        reader: Reader,
-        on_event: Callable[[bool], None] | None = None,
-    ) -> Reply:
-        assert isinstance(reader, StreamAssembler)
-        return read_stream(chunks, reader, on_event)
-
-    def thinking_fields(self, thinking: bool | str | int | None, kind: str) -> dict[str, Any]:
-        return thinking_fields(thinking, kind)
+    render = staticmethod(request_body)
+    parse_body = staticmethod(parse_reply_body)
+    reader_type = StreamAssembler
+    read_events = staticmethod(read_stream)
+    thinking = staticmethod(thinking_fields)
 
     def replay_field(self, kind: str) -> str:
         return input_field(kind)
 
-    @contextmanager
-    def send(self, sender: Sender, body: Mapping[str, Any], stream: bool) -> Iterator[Any]:
-        params, extra = sdk_arguments(body)
-        completions = sender.sdk.chat.completions
-        if not stream:
-            yield completions.with_raw_response.create(**params, extra_body=extra).http_response
-            return
-        with completions.with_streaming_response.create(
-            **params, stream=True, extra_body=extra
-        ) as raw:
-            yield raw.http_response
+    def resource(self, sdk: openai.OpenAI) -> Any:
+        return sdk.chat.completions
 
-    def models(self, sender: Sender) -> Any:
-        return sender.sdk.models.with_raw_response.list().http_response
+    def by_name(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        return sdk_arguments(body)
 
 
 CHAT = ChatWire()

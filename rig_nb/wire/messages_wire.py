@@ -7,10 +7,9 @@ time), with `x-api-key` when a key is given and `anthropic-version` on every req
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from typing import Any
 
-from .base import Reader, Reply, Wire
+from .base import Wire
 from .messages import (
     ANTHROPIC_VERSION,
     held_thinking,
@@ -20,7 +19,6 @@ from .messages import (
 )
 from .messages_stream import MessagesReader, read_message_stream
 from .thinking import check_thinking
-from .turns import Request
 
 __all__ = ["MESSAGES", "MessagesWire"]
 
@@ -44,23 +42,10 @@ class MessagesWire(Wire):
             headers["x-api-key"] = api_key
         return headers
 
-    def body(self, request: Request) -> dict[str, Any]:
-        return messages_body(request)
-
-    def parse(self, content: bytes) -> Reply:
-        return parse_message_body(content)
-
-    def reader(self) -> Reader:
-        return MessagesReader()
-
-    def read_stream(
-        self,
-        chunks: Iterable[bytes],
-        reader: Reader,
-        on_event: Callable[[bool], None] | None = None,
-    ) -> Reply:
-        assert isinstance(reader, MessagesReader)
-        return read_message_stream(chunks, reader, on_event)
+    render = staticmethod(messages_body)
+    parse_body = staticmethod(parse_message_body)
+    reader_type = MessagesReader
+    read_events = staticmethod(read_message_stream)
 
     def thinking_fields(self, thinking: bool | str | int | None, kind: str) -> dict[str, Any]:
         check_thinking(thinking)

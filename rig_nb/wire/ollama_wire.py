@@ -8,15 +8,13 @@ client (no Ollama SDK at run time).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import BackendError
-from .base import Reader, Reply, Wire
+from .base import Reply, Wire
 from .ollama import ollama_body, parse_chat_body, parse_tags
 from .ollama_stream import OllamaReader, read_ollama_stream
 from .thinking import check_thinking
-from .turns import Request
 
 __all__ = ["OLLAMA", "OllamaWire"]
 
@@ -37,8 +35,9 @@ class OllamaWire(Wire):
     def root(self, base_url: str) -> str:
         return base_url.removesuffix("/v1")
 
-    def body(self, request: Request) -> dict[str, Any]:
-        return ollama_body(request)
+    render = staticmethod(ollama_body)
+    reader_type = OllamaReader
+    read_events = staticmethod(read_ollama_stream)
 
     def parse(self, content: bytes) -> Reply:
         try:
@@ -54,18 +53,6 @@ class OllamaWire(Wire):
                 return read_ollama_stream([content], reader)
             except BackendError:
                 raise exc from None
-
-    def reader(self) -> Reader:
-        return OllamaReader()
-
-    def read_stream(
-        self,
-        chunks: Iterable[bytes],
-        reader: Reader,
-        on_event: Callable[[bool], None] | None = None,
-    ) -> Reply:
-        assert isinstance(reader, OllamaReader)
-        return read_ollama_stream(chunks, reader, on_event)
 
     def thinking_fields(self, thinking: bool | str | int | None, kind: str) -> dict[str, Any]:
         """`think`: False, True, or the effort (gpt-oss takes one); a token budget sends

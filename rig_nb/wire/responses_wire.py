@@ -6,20 +6,21 @@ Requests and replies are `responses.py`'s, streams are read natively into output
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from .base import Reader, Reply, Sender, Wire
+from .base import SdkWire
 from .responses import RESPONSES_FIELDS, parse_response_body, responses_body
 from .responses_stream import ResponsesReader, read_response_stream
 from .thinking import input_field, thinking_fields
-from .turns import Request
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["RESPONSES", "ResponsesWire"]
 
 
-class ResponsesWire(Wire):
+class ResponsesWire(SdkWire):
     """The Responses API (`/responses`), sent by the openai SDK; server-sent events."""
 
     name = "responses"
@@ -30,43 +31,22 @@ class ResponsesWire(Wire):
         'api="chat" uses /chat/completions'
     )
 
-    def body(self, request: Request) -> dict[str, Any]:
-        return responses_body(request)
-
-    def parse(self, content: bytes) -> Reply:
-        return parse_response_body(content)
-
-    def reader(self) -> Reader:
-        return ResponsesReader()
-
-    def read_stream(
-        self,
-        chunks: Iterable[bytes],
-        reader: Reader,
-        on_event: Callable[[bool], None] | None = None,
-    ) -> Reply:
-        assert isinstance(reader, ResponsesReader)
-        return read_response_stream(chunks, reader, on_event)
-
-    def thinking_fields(self, thinking: bool | str | int | None, kind: str) -> dict[str, Any]:
-        return thinking_fields(thinking, kind)
+    render = staticmethod(responses_body)
+    parse_body = staticmethod(parse_response_body)
+    reader_type = ResponsesReader
+    read_events = staticmethod(read_response_stream)
+    thinking = staticmethod(thinking_fields)
 
     def replay_field(self, kind: str) -> str:
         return input_field(kind)
 
-    @contextmanager
-    def send(self, sender: Sender, body: Mapping[str, Any], stream: bool) -> Iterator[Any]:
+    def resource(self, sdk: openai.OpenAI) -> Any:
+        return sdk.responses
+
+    def by_name(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         params = {k: v for k, v in body.items() if k in RESPONSES_FIELDS}
         extra = {k: v for k, v in body.items() if k not in RESPONSES_FIELDS and k != "stream"}
-        sdk = sender.sdk.responses
-        if not stream:
-            yield sdk.with_raw_response.create(**params, extra_body=extra).http_response
-            return
-        with sdk.with_streaming_response.create(**params, stream=True, extra_body=extra) as raw:
-            yield raw.http_response
-
-    def models(self, sender: Sender) -> Any:
-        return sender.sdk.models.with_raw_response.list().http_response
+        return params, extra
 
 
 RESPONSES = ResponsesWire()
