@@ -231,34 +231,10 @@ def compare_rows(
     timeout: float = 120.0,
     deadline: float | None = 600.0,
     load: int | Sequence[int] = (1,),
+    walls_out: Walls | None = None,
 ) -> tuple[list[dict[str, Any]], list[Trace | None]]:
-    """The rows of `compare` as dicts, and each row's trace (None where no request was made)."""
-    rows, traces, _ = _compare_rows(
-        endpoints,
-        scenarios=scenarios,
-        concurrency=concurrency,
-        repeats=repeats,
-        stream=stream,
-        progress=progress,
-        timeout=timeout,
-        deadline=deadline,
-        load=load,
-    )
-    return rows, traces
-
-
-def _compare_rows(
-    endpoints: Iterable[Endpoint],
-    *,
-    scenarios: Sequence[Scenario] | None,
-    concurrency: int,
-    repeats: int,
-    stream: bool,
-    progress: Progress | None,
-    timeout: float,
-    deadline: float | None,
-    load: int | Sequence[int],
-) -> tuple[list[dict[str, Any]], list[Trace | None], Walls]:
+    """The rows of `compare` as dicts, and each row's trace (None where no request was made);
+    a sweep's wall time per (endpoint, scenario, load) goes into `walls_out` when given."""
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError("concurrency must be an int >= 1")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
@@ -359,7 +335,9 @@ def _compare_rows(
     runs.close()
     final = cast("list[ScenarioResult]", results)
     rows = [_row(eps[job.index], job, res) for job, res in zip(jobs, final, strict=True)]
-    return rows, [res.trace for res in final], walls(eps, jobs, finished) if sweep else {}
+    if walls_out is not None and sweep:
+        walls_out.update(walls(eps, jobs, finished))
+    return rows, [res.trace for res in final]
 
 
 class _Bar:
@@ -433,7 +411,8 @@ def compare(
     bar = _notebook_progress() if progress is None else None
     callback = None if progress is False else (bar if progress is None else progress)
     try:
-        rows, traces, spans = _compare_rows(
+        spans: Walls = {}
+        rows, traces = compare_rows(
             endpoints,
             scenarios=scenarios,
             concurrency=concurrency,
@@ -443,6 +422,7 @@ def compare(
             timeout=timeout,
             deadline=deadline,
             load=load,
+            walls_out=spans,
         )
     except KeyboardInterrupt as exc:
         # The rows that finished before the interrupt, as the DataFrame compare would return.

@@ -45,6 +45,7 @@ from .ollama_route import OLLAMA_ROUTES, answer_ollama
 from .personas import XSS_IMG, XSS_SCRIPT, default_personas
 from .replay import recorded_personas
 from .responses_route import answer_responses
+from .wire_route import Pace
 
 __all__ = [
     "DEMO_PROMPT",
@@ -220,14 +221,13 @@ class DemoServer(LoopbackServer):
         if request.method != "POST":
             return _error(405, f"method {request.method} not allowed on {path}")
         if wire_route is not None:
-            return wire_route(
-                request.body,
-                self.personas,
-                not_found=lambda name: _error(404, f"model {name!r} not found", "not_found_error"),
-                piece_chars=_PIECE_CHARS,
-                interval=self.stream_interval,
-                first_delay=self.stream_first_delay,
+            pace = Pace(
+                lambda name: _error(404, f"model {name!r} not found", "not_found_error"),
+                _PIECE_CHARS,
+                self.stream_interval,
+                self.stream_first_delay,
             )
+            return wire_route(request.body, self.personas, pace)
         try:
             body = json.loads(request.body)
         except (ValueError, RecursionError):

@@ -10,7 +10,7 @@ whose signature does not match its text is refused, as Anthropic refuses it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..testing import Response, sse_body
@@ -23,7 +23,7 @@ from ..wire.messages_serve import (
     sse_event,
 )
 from .kit import Persona, Stream
-from .wire_route import asked, completion_of
+from .wire_route import Pace, asked, completion_of
 
 __all__ = ["answer_messages"]
 
@@ -42,20 +42,14 @@ def _refused(body: dict[str, Any]) -> str:
 
 
 def answer_messages(
-    raw: bytes,
-    personas: Mapping[str, Persona],
-    *,
-    not_found: Callable[[str], Response],
-    piece_chars: int,
-    interval: float,
-    first_delay: float,
+    raw: bytes, personas: Mapping[str, Persona], pace: Pace
 ) -> Response | Mapping[str, Any]:
     """The demo's answer to one `/v1/messages` request body."""
     ask = asked(raw, personas, chat_request, _error, _refused)
     if isinstance(ask, Response):
         return ask
     if ask.persona is None:
-        missing = not_found(ask.turn.model)
+        missing = pace.not_found(ask.turn.model)
         return Response(error_body(missing.body, missing.status), missing.status)
     reply = ask.persona.reply(ask.chat)
     completion = completion_of(reply)
@@ -67,6 +61,6 @@ def answer_messages(
     turn = ask.turn
     if not turn.streaming:
         return message_object(completion)
-    events = [sse_event(e) for e in message_events(completion, piece_chars=piece_chars)]
-    stream = sse_body(events, done=False, interval=interval, first_delay=first_delay)
+    events = [sse_event(e) for e in message_events(completion, piece_chars=pace.piece_chars)]
+    stream = sse_body(events, done=False, interval=pace.interval, first_delay=pace.first_delay)
     return Response(stream, headers=_SSE_HEADERS)

@@ -20,7 +20,7 @@ from ..testing import Response
 from ..wire.ollama_serve import chat_request, error_body, ndjson_body, ollama_lines, ollama_reply
 from .context_personas import DEMO_OLLAMA_VERSION
 from .kit import Persona
-from .wire_route import asked, completion_of
+from .wire_route import Pace, asked, completion_of
 
 __all__ = ["OLLAMA_ROUTES", "answer_ollama"]
 
@@ -34,13 +34,7 @@ def _error(status: int, message: str) -> Response:
 
 
 def answer_ollama(
-    raw: bytes,
-    personas: Mapping[str, Persona],
-    *,
-    not_found: Callable[[str], Response],
-    piece_chars: int,
-    interval: float,
-    first_delay: float,
+    raw: bytes, personas: Mapping[str, Persona], pace: Pace
 ) -> Response | Mapping[str, Any]:
     """The demo's answer to one `/api/chat` request body."""
     ask = asked(raw, personas, chat_request, _error)
@@ -57,8 +51,8 @@ def answer_ollama(
     turn = ask.turn
     if not turn.streaming:
         return ollama_reply(completion)
-    lines = ollama_lines(completion, piece_chars=piece_chars)
-    stream = ndjson_body(lines, interval=interval, first_delay=first_delay)
+    lines = ollama_lines(completion, piece_chars=pace.piece_chars)
+    stream = ndjson_body(lines, interval=pace.interval, first_delay=pace.first_delay)
     return Response(stream, headers=_NDJSON_HEADERS)
 
 

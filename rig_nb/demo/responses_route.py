@@ -9,13 +9,13 @@ persona's own, sent as JSON and never streamed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..testing import Response, sse_body
 from ..wire.responses_serve import chat_request, response_events, response_object
 from .kit import Persona, Stream
-from .wire_route import asked, completion_of
+from .wire_route import Pace, asked, completion_of
 
 __all__ = ["answer_responses"]
 
@@ -28,20 +28,14 @@ def _error(status: int, message: str) -> Response:
 
 
 def answer_responses(
-    raw: bytes,
-    personas: Mapping[str, Persona],
-    *,
-    not_found: Callable[[str], Response],
-    piece_chars: int,
-    interval: float,
-    first_delay: float,
+    raw: bytes, personas: Mapping[str, Persona], pace: Pace
 ) -> Response | Mapping[str, Any]:
     """The demo's answer to one `/v1/responses` request body."""
     ask = asked(raw, personas, chat_request, _error)
     if isinstance(ask, Response):
         return ask
     if ask.persona is None:
-        return not_found(ask.turn.model)
+        return pace.not_found(ask.turn.model)
     reply = ask.persona.reply(ask.chat)
     completion = completion_of(reply)
     if completion is None:
@@ -50,6 +44,6 @@ def answer_responses(
     turn = ask.turn
     if not turn.streaming:
         return response_object(completion)
-    events = response_events(completion, piece_chars=piece_chars)
-    stream = sse_body(events, done=False, interval=interval, first_delay=first_delay)
+    events = response_events(completion, piece_chars=pace.piece_chars)
+    stream = sse_body(events, done=False, interval=pace.interval, first_delay=pace.first_delay)
     return Response(stream, headers=_SSE_HEADERS)

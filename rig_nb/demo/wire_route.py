@@ -17,7 +17,7 @@ from ..testing import Response
 from ..wire import StreamAssembler
 from .kit import Persona, Stream, Turn
 
-__all__ = ["Asked", "assembled", "asked", "completion_of"]
+__all__ = ["Asked", "Pace", "assembled", "asked", "completion_of"]
 
 
 def assembled(events: Iterable[Mapping[str, Any] | str]) -> dict[str, Any]:
@@ -43,6 +43,16 @@ def assembled(events: Iterable[Mapping[str, Any] | str]) -> dict[str, Any]:
             "completion_tokens": reply.usage.get("completion_tokens", 0),
         }
     return body
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How the demo streams and what it says for an unknown model, for every wire's route."""
+
+    not_found: Callable[[str], Response]
+    piece_chars: int
+    interval: float
+    first_delay: float
 
 
 @dataclass
