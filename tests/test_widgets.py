@@ -10,10 +10,7 @@ import pytest
 from widget_tree import html_values, walk
 
 from rig_nb import Client, Iteration, RunRequest, ToolCallRecord, Trace
-from rig_nb._html import (
-    DISPLAY_CHARS,
-    PREVIEW_CHARS,
-)
+from rig_nb._html import DISPLAY_CHARS, PREVIEW_CHARS
 from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, XSS_IMG, XSS_SCRIPT, DemoServer, demo_tools
 from rig_nb.testing import ScriptedServer, chat_reply
 from rig_nb.widgets import LeakLab, TraceView
