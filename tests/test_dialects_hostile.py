@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
 
 import pytest
-from dialect_text import BAR, tagged
+from dialect_text import BAR, DecoderCount, tagged
 
-import rig_nb.dialects._call_json as call_json
-import rig_nb.dialects.scan as dialect_scan
 from rig_nb.dialects import (
     DIALECTS,
     TOOL_CALL_DIALECTS,
@@ -64,23 +61,14 @@ def test_hostile_input_decoded_once(unit: str, monkeypatch: pytest.MonkeyPatch) 
     Twice: arguments written as a JSON string are decoded again from the string's value.
     """
     text = unit * (256 * KIB // len(unit))
-    handed = 0
-    scan_once = call_json.scan_once
-
-    def counting(s: str, start: int) -> tuple[Any, int]:
-        nonlocal handed
-        handed += len(s) - start
-        return scan_once(s, start)
-
-    for module in (call_json, dialect_scan):
-        monkeypatch.setattr(module, "scan_once", counting)
+    decoder = DecoderCount(monkeypatch)
     leak_dialects(text)
     has_text_tool_calls(text)
     calls = find_text_tool_calls(text, limit=10**9)
-    assert handed <= 2 * len(text)
+    assert decoder.handed <= 2 * len(text)
     assert all(isinstance(c, TextToolCall) for c in calls)
     if any(c.arguments not in ("", "{}") for c in calls):
-        assert handed > 0  # the count saw the decoding
+        assert decoder.handed > 0  # the count saw the decoding
 
 
 FRAGMENTS = [
