@@ -10,7 +10,6 @@ from collections.abc import Iterator
 
 import pandas as pd
 import pytest
-from loopback import free_port
 
 from rig_nb.compare import (
     COLUMNS,
@@ -26,10 +25,6 @@ from rig_nb.demo import DemoServer
 from rig_nb.testing import RecordedRequest, Response, ScriptedServer, chat_reply
 
 SECRET = "sk-compare-SECRET-777"
-
-
-def closed_port_url() -> str:
-    return f"http://127.0.0.1:{free_port()}/v1"
 
 
 def test_columns_rows_and_outcomes(demo: DemoServer) -> None:
@@ -55,9 +50,9 @@ def test_columns_rows_and_outcomes(demo: DemoServer) -> None:
     assert str(df["prompt_tokens"].dtype) == "Int64"
 
 
-def test_a_dead_endpoint_is_rows_with_errors(demo: DemoServer) -> None:
+def test_a_dead_endpoint_is_rows_with_errors(demo: DemoServer, closed_port_url: str) -> None:
     endpoints = [
-        Endpoint("dead", closed_port_url(), "m"),
+        Endpoint("dead", closed_port_url, "m"),
         Endpoint("ok", demo.base_url, "well-behaved"),
     ]
     scenarios = [DEFAULT_SCENARIOS[0], DEFAULT_SCENARIOS[1]]
@@ -220,8 +215,8 @@ def test_summarize_is_the_scenario_by_endpoint_matrix(demo: DemoServer) -> None:
     assert matrix.loc["plain answer", "w"].endswith(" s")
 
 
-def test_an_unreachable_endpoint_fails_once() -> None:
-    dead = f"http://127.0.0.1:{free_port()}/v1"
+def test_an_unreachable_endpoint_fails_once(closed_port_url: str) -> None:
+    dead = closed_port_url
     with ScriptedServer([chat_reply("ok")] * 6) as alive:
         df = compare(
             [Endpoint("dead", dead, "m"), Endpoint("alive", alive.base_url, "m")],

@@ -10,10 +10,10 @@ import time
 from typing import Any
 
 import pytest
+from runs import LoopRunner
 
 from rig_nb import (
     Client,
-    RunRequest,
     Tool,
     find_text_tool_calls,
     leak_dialects,
@@ -421,20 +421,8 @@ def _lookup(seen: list[dict[str, Any]]) -> Tool:
     return Tool("get_time", "The local time.", schema, run)
 
 
-def _run(server: ScriptedServer, model: str = "m", **request: Any) -> Any:
-    seen: list[dict[str, Any]] = []
-    with Client(server.base_url, server="unknown") as client:
-        result = client.run(
-            RunRequest(
-                model=model,
-                max_tokens=64,
-                prompt="time?",
-                tools=[_lookup(seen)],
-                recover_text_tool_calls=True,
-                **request,
-            )
-        )
-    return result, seen
+# A run_loop run here: a server of unknown kind, asked the time, text calls recovered.
+TIME: dict[str, Any] = {"kind": "unknown", "prompt": "time?", "recover_text_tool_calls": True}
 
 
 @pytest.mark.parametrize(
@@ -442,9 +430,10 @@ def _run(server: ScriptedServer, model: str = "m", **request: Any) -> Any:
     [MINIMAX_M2, GEMMA4, DEEPSEEK_V31, HARMONY_ANALYSIS, "<think>I need it. " + KIMI],
     ids=["minimax", "gemma4", "deepseek", "harmony-analysis", "kimi-in-unclosed-think"],
 )
-def test_loop_runs_family_calls(server: ScriptedServer, content: str) -> None:
+def test_loop_runs_family_calls(server: ScriptedServer, run_loop: LoopRunner, content: str) -> None:
     server.push(chat_reply(content), chat_reply("It is noon."))
-    result, seen = _run(server)
+    seen: list[dict[str, Any]] = []
+    result = run_loop.result(tools=[_lookup(seen)], **TIME)
     assert result.text == "It is noon."
     assert seen == [{"city": "Paris"}]
     first = result.trace.iterations[0]
@@ -461,10 +450,11 @@ def test_loop_runs_family_calls(server: ScriptedServer, content: str) -> None:
     ids=["reasoning-field", "closed-think"],
 )
 def test_calls_in_reasoning_are_reported_never_run(
-    server: ScriptedServer, reply: dict[str, Any], leak: str
+    server: ScriptedServer, run_loop: LoopRunner, reply: dict[str, Any], leak: str
 ) -> None:
     server.push(reply)
-    result, seen = _run(server)
+    seen: list[dict[str, Any]] = []
+    result = run_loop.result(tools=[_lookup(seen)], **TIME)
     assert seen == []
     it = result.trace.iterations[0]
     assert it.ending == "tool_calls_in_reasoning"
@@ -482,10 +472,11 @@ def test_calls_in_reasoning_are_reported_never_run(
     ],
 )
 def test_native_calls_with_markup_are_fed_back(
-    server: ScriptedServer, name: str, arguments: str, why: str
+    server: ScriptedServer, run_loop: LoopRunner, name: str, arguments: str, why: str
 ) -> None:
     server.push(chat_reply(tool_calls=[tool_call(name, arguments)]), chat_reply("Sorry."))
-    result, seen = _run(server)
+    seen: list[dict[str, Any]] = []
+    result = run_loop.result(tools=[_lookup(seen)], **TIME)
     assert seen == []
     (rec,) = result.trace.iterations[0].tool_calls
     assert rec.is_error and why in rec.result
@@ -505,10 +496,10 @@ def test_native_calls_with_markup_are_fed_back(
     ids=["mistral-model", "mistral-reply", "kimi-model", "kimi-reply", "other"],
 )
 def test_ids_fit_the_family(
-    server: ScriptedServer, model: str, content: str, expected: str
+    server: ScriptedServer, run_loop: LoopRunner, model: str, content: str, expected: str
 ) -> None:
     server.push(chat_reply(content), chat_reply("noon"))
-    result, _ = _run(server, model=model)
+    result = run_loop.result(tools=[_lookup([])], model=model, **TIME)
     (rec,) = result.trace.iterations[0].tool_calls
     assert rec.id == expected
     if expected[0].isdigit():
@@ -518,7 +509,7 @@ def test_ids_fit_the_family(
     assert echoed[-1]["tool_call_id"] == expected
 
 
-def test_typed_values_reach_a_typed_tool(server: ScriptedServer) -> None:
+def test_typed_values_reach_a_typed_tool(server: ScriptedServer, run_loop: LoopRunner) -> None:
     got: list[str] = []
 
     @tool
@@ -528,12 +519,9 @@ def test_typed_values_reach_a_typed_tool(server: ScriptedServer) -> None:
         return "found"
 
     server.push(chat_reply(_qwen({"ref": "5123123"})), chat_reply("done"))
-    with Client(server.base_url, server="unknown") as client:
-        result = client.run(
-            RunRequest(
-                model="m", max_tokens=64, prompt="go", tools=[magic], recover_text_tool_calls=True
-            )
-        )
+    result = run_loop.result(
+        kind="unknown", prompt="go", tools=[magic], recover_text_tool_calls=True
+    )
     assert got == ["5123123"]
     assert result.trace.iterations[0].tool_calls[0].result == "found"
 

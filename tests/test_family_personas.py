@@ -7,11 +7,11 @@ import json
 import re
 
 import pytest
+from demo_requests import CALLS, loop
 
-from rig_nb import Client, RunRequest
-from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools
+from rig_nb import Client
+from rig_nb.demo import DemoServer
 from rig_nb.demo.family_personas import family_personas
-from rig_nb.loop import run_trace
 
 RECOVERED = [
     "minimax-xml-calls",
@@ -19,36 +19,19 @@ RECOVERED = [
     "deepseek-v31-tokens",
     "gpt-oss-analysis-recipient",
 ]
-CALLS = [
-    ("get_weather", {"city": "Lisbon"}),
-    ("get_weather", {"city": "Oslo"}),
-    ("add", {"a": 21, "b": 4}),
-]
-
-
-def _run(client: Client, model: str, recover: bool) -> object:
-    request = RunRequest(
-        model,
-        512,
-        system=DEMO_SYSTEM,
-        prompt=DEMO_PROMPT,
-        tools=demo_tools(),
-        recover_text_tool_calls=recover,
-    )
-    return run_trace(client, request)
 
 
 @pytest.mark.parametrize("model", RECOVERED)
 def test_text_calls_of_every_family_run_when_recovered(demo_client: Client, model: str) -> None:
-    trace = _run(demo_client, model, True)
-    assert trace.outcome == "ok"  # type: ignore[attr-defined]
-    calls = [(c.name, json.loads(c.arguments), c.source) for c in trace.tool_calls]  # type: ignore[attr-defined]
+    _, trace = loop(demo_client, model, recover_text_tool_calls=True)
+    assert trace.outcome == "ok"
+    calls = [(c.name, json.loads(c.arguments), c.source) for c in trace.tool_calls]
     assert calls == [(n, a, "text") for n, a in CALLS]
 
 
 def test_calls_in_reasoning_are_reported_not_run(demo_client: Client) -> None:
-    trace = _run(demo_client, "kimi-calls-in-reasoning", True)
-    (it,) = trace.iterations  # type: ignore[attr-defined]
+    _, trace = loop(demo_client, "kimi-calls-in-reasoning", recover_text_tool_calls=True)
+    (it,) = trace.iterations
     assert (it.ending, it.reasoning_leaks, it.tool_calls) == (
         "tool_calls_in_reasoning",
         ["kimi-tool-calls"],
@@ -57,11 +40,11 @@ def test_calls_in_reasoning_are_reported_not_run(demo_client: Client) -> None:
 
 
 def test_markup_in_native_names_is_fed_back(demo_client: Client) -> None:
-    trace = _run(demo_client, "glm-markup-in-tool-name", False)
-    first = trace.iterations[0]  # type: ignore[attr-defined]
+    _, trace = loop(demo_client, "glm-markup-in-tool-name", recover_text_tool_calls=False)
+    first = trace.iterations[0]
     assert [c.name.split("<")[0] for c in first.tool_calls] == ["get_weather", "get_weather"]
     assert all(c.is_error and "holds markup" in c.result for c in first.tool_calls)
-    assert trace.outcome == "ok"  # type: ignore[attr-defined]
+    assert trace.outcome == "ok"
 
 
 @pytest.mark.parametrize("persona", family_personas(), ids=lambda p: p.name)

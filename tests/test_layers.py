@@ -170,3 +170,11 @@ def test_test_modules_have_unique_names() -> None:
     tests = Path(__file__).resolve().parent
     names = [p.name for p in tests.rglob("test_*.py")]
     assert sorted(n for n in set(names) if names.count(n) > 1) == []
+
+
+def test_no_test_file_is_over_600_lines() -> None:
+    tests = Path(__file__).resolve().parent
+    sizes = {
+        str(p.relative_to(tests)): len(p.read_text().splitlines()) for p in tests.rglob("*.py")
+    }
+    assert {name: n for name, n in sizes.items() if n > 600} == {}

@@ -4,6 +4,7 @@ import json
 from typing import Any
 
 import pytest
+from runs import LoopRunner
 
 from rig_nb import (
     Client,
@@ -18,6 +19,8 @@ from rig_nb import (
 from rig_nb.testing import RecordedRequest, ScriptedServer, chat_reply, tool_call
 
 KEY = "sk-loop-secret-4242"
+# What every run here shares: the key, the prompt, and the retries a Client makes by default.
+LOOP: dict[str, Any] = {"key": KEY, "prompt": "go", "max_retries": 2}
 
 
 class Recorder:
@@ -35,21 +38,9 @@ class Recorder:
         return "echo " + json.dumps(args, sort_keys=True)
 
 
-def _run(server: ScriptedServer, *tools: Tool, server_kind: str = "auto", **kw: Any) -> Any:
-    req = RunRequest(
-        model=kw.pop("model", "m"),
-        max_tokens=kw.pop("max_tokens", 64),
-        prompt="go",
-        tools=tools,
-        **kw,
-    )
-    with Client(server.base_url, KEY, server=server_kind) as c:
-        return c.run(req)
-
-
-def test_terminal_reply(server: ScriptedServer) -> None:
+def test_terminal_reply(server: ScriptedServer, run_loop: LoopRunner) -> None:
     server.push(chat_reply("The answer is 42."))
-    result = _run(server)
+    result = run_loop.result(**LOOP)
     assert (result.text, result.iterations, result.tool_calls) == ("The answer is 42.", 1, 0)
     assert result.trace.outcome == "ok"
     assert server.requests[0].json["messages"] == [{"role": "user", "content": "go"}]
@@ -62,10 +53,10 @@ def test_system_prompt_sent_first(server: ScriptedServer) -> None:
     assert server.requests[0].json["messages"][0] == {"role": "system", "content": "be brief"}
 
 
-def test_single_round_trip(server: ScriptedServer) -> None:
+def test_single_round_trip(server: ScriptedServer, run_loop: LoopRunner) -> None:
     rec = Recorder()
     server.push(chat_reply(tool_calls=[tool_call("echo", {"x": 1}, id="c1")]), chat_reply("done"))
-    result = _run(server, rec.tool)
+    result = run_loop.result(tools=[rec.tool], **LOOP)
     assert (result.text, result.iterations, result.tool_calls) == ("done", 2, 1)
     assert rec.calls == [{"x": 1}]
     msgs = server.requests[1].json["messages"]
@@ -75,10 +66,10 @@ def test_single_round_trip(server: ScriptedServer) -> None:
     assert (call.id, call.received_id, call.name, call.is_error) == ("c1", "c1", "echo", False)
 
 
-def test_tool_error_fed_back(server: ScriptedServer) -> None:
+def test_tool_error_fed_back(server: ScriptedServer, run_loop: LoopRunner) -> None:
     rec = Recorder(fail=True)
     server.push(chat_reply(tool_calls=[tool_call("echo", {})]), chat_reply("recovered"))
-    result = _run(server, rec.tool)
+    result = run_loop.result(tools=[rec.tool], **LOOP)
     assert result.text == "recovered"
     assert server.requests[1].json["messages"][-1]["content"] == "error: boom"
     assert result.trace.iterations[0].tool_calls[0].is_error
@@ -97,11 +88,13 @@ def _always_calls(request: RecordedRequest) -> dict[str, Any]:
         pytest.param(100, 32, id="held-to-32"),
     ],
 )
-def test_iteration_cap(server: ScriptedServer, asked: int, rounds: int) -> None:
+def test_iteration_cap(
+    server: ScriptedServer, run_loop: LoopRunner, asked: int, rounds: int
+) -> None:
     server.push(*[_always_calls] * 40)
     rec = Recorder()
     with pytest.raises(IterationLimitError) as info:
-        _run(server, rec.tool, max_iterations=asked)
+        run_loop.result(tools=[rec.tool], max_iterations=asked, **LOOP)
     assert len(server.requests) == rounds
     assert len(rec.calls) == rounds
     trace = info.value.trace
@@ -110,10 +103,10 @@ def test_iteration_cap(server: ScriptedServer, asked: int, rounds: int) -> None:
     assert trace.outcome == "IterationLimitError"
 
 
-def test_output_limit(server: ScriptedServer) -> None:
+def test_output_limit(server: ScriptedServer, run_loop: LoopRunner) -> None:
     server.push(chat_reply("<think>still thinking about", finish_reason="length"))
     with pytest.raises(OutputLimitError) as info:
-        _run(server)
+        run_loop.result(**LOOP)
     trace = info.value.trace
     assert trace is not None
     assert trace.iterations[0].finish_reason == "length"
@@ -130,26 +123,26 @@ def test_output_limit(server: ScriptedServer) -> None:
     ],
 )
 def test_leaky_final_text_stripped(
-    server: ScriptedServer, content: str, text: str, shape: str
+    server: ScriptedServer, run_loop: LoopRunner, content: str, text: str, shape: str
 ) -> None:
     server.push(chat_reply(content))
-    result = _run(server)
+    result = run_loop.result(**LOOP)
     assert result.text == text
     it = result.trace.iterations[0]
     assert (it.raw_content, it.text, it.reasoning_shape) == (content, text, shape)
 
 
 @pytest.mark.parametrize("count", [pytest.param(32, id="32-run"), pytest.param(33, id="33-none")])
-def test_calls_per_reply_cap(server: ScriptedServer, count: int) -> None:
+def test_calls_per_reply_cap(server: ScriptedServer, run_loop: LoopRunner, count: int) -> None:
     calls = [tool_call("echo", {"i": i}, id=f"c{i}") for i in range(count)]
     server.push(chat_reply(tool_calls=calls), chat_reply("done"))
     rec = Recorder()
     if count <= 32:
-        assert _run(server, rec.tool).tool_calls == 32
+        assert run_loop.result(tools=[rec.tool], **LOOP).tool_calls == 32
         assert len(rec.calls) == 32
         return
     with pytest.raises(IterationLimitError) as info:
-        _run(server, rec.tool)
+        run_loop.result(tools=[rec.tool], **LOOP)
     assert rec.calls == []
     assert info.value.trace is not None
     assert info.value.trace.iterations[0].tool_calls == []
@@ -166,11 +159,11 @@ def test_calls_per_reply_cap(server: ScriptedServer, count: int) -> None:
     ],
 )
 def test_bad_calls_fed_back_without_running(
-    server: ScriptedServer, name: str, arguments: str, fed_back: str
+    server: ScriptedServer, run_loop: LoopRunner, name: str, arguments: str, fed_back: str
 ) -> None:
     rec = Recorder()
     server.push(chat_reply(tool_calls=[tool_call(name, arguments, id="c1")]), chat_reply("ok"))
-    result = _run(server, rec.tool)
+    result = run_loop.result(tools=[rec.tool], **LOOP)
     assert rec.calls == []
     assert server.requests[1].json["messages"][-1]["content"] == fed_back
     assert result.trace.iterations[0].tool_calls[0].is_error
@@ -187,16 +180,18 @@ def test_bad_calls_fed_back_without_running(
         pytest.param("not an object", id="string-entry"),
     ],
 )
-def test_unexecutable_call_is_an_error(server: ScriptedServer, call: Any) -> None:
+def test_unexecutable_call_is_an_error(
+    server: ScriptedServer, run_loop: LoopRunner, call: Any
+) -> None:
     server.push(chat_reply("", tool_calls=[call]))
     rec = Recorder()
     with pytest.raises(NoToolCallingError) as info:
-        _run(server, rec.tool)
+        run_loop.result(tools=[rec.tool], **LOOP)
     assert rec.calls == []
     assert info.value.trace is not None
 
 
-def test_echoed_turn_normalized(server: ScriptedServer) -> None:
+def test_echoed_turn_normalized(server: ScriptedServer, run_loop: LoopRunner) -> None:
     calls = [
         tool_call("echo", "", id=""),
         tool_call("echo", "   \n", id="dup"),
@@ -206,7 +201,7 @@ def test_echoed_turn_normalized(server: ScriptedServer) -> None:
         chat_reply("<think>let me call</think>Calling.", tool_calls=calls), chat_reply("ok")
     )
     rec = Recorder()
-    result = _run(server, rec.tool, server_kind="llama.cpp")
+    result = run_loop.result(tools=[rec.tool], kind="llama.cpp", **LOOP)
     msgs = server.requests[1].json["messages"]
     assistant = msgs[1]
     assert assistant["role"] == "assistant"
@@ -226,13 +221,13 @@ def test_echoed_turn_normalized(server: ScriptedServer) -> None:
     assert [r.id for r in recs] == ids
 
 
-def test_ids_unique_across_rounds(server: ScriptedServer) -> None:
+def test_ids_unique_across_rounds(server: ScriptedServer, run_loop: LoopRunner) -> None:
     server.push(
         chat_reply(tool_calls=[tool_call("echo", {}, id="same")]),
         chat_reply(tool_calls=[tool_call("echo", {}, id="same")]),
         chat_reply("ok"),
     )
-    _run(server, Recorder().tool)
+    run_loop.result(tools=[Recorder().tool], **LOOP)
     msgs = server.requests[2].json["messages"]
     tool_ids = [m["tool_call_id"] for m in msgs if m["role"] == "tool"]
     assert len(tool_ids) == len(set(tool_ids)) == 2
@@ -242,32 +237,36 @@ def test_ids_unique_across_rounds(server: ScriptedServer) -> None:
     ("temperature", "sent"),
     [pytest.param(0.0, None, id="zero-omitted"), pytest.param(0.7, 0.7, id="sent")],
 )
-def test_temperature(server: ScriptedServer, temperature: float, sent: float | None) -> None:
+def test_temperature(
+    server: ScriptedServer, run_loop: LoopRunner, temperature: float, sent: float | None
+) -> None:
     server.push(chat_reply("ok"))
-    _run(server, temperature=temperature)
+    run_loop.result(temperature=temperature, **LOOP)
     assert server.requests[0].json.get("temperature") == sent
 
 
 @pytest.mark.parametrize("max_tokens", [0, -1])
-def test_max_tokens_required(server: ScriptedServer, max_tokens: int) -> None:
+def test_max_tokens_required(server: ScriptedServer, run_loop: LoopRunner, max_tokens: int) -> None:
     with pytest.raises(ValueError):
-        _run(server, max_tokens=max_tokens)
+        run_loop.result(max_tokens=max_tokens, **LOOP)
     assert server.requests == []
 
 
-def test_invalid_tools_rejected_before_any_request(server: ScriptedServer) -> None:
+def test_invalid_tools_rejected_before_any_request(
+    server: ScriptedServer, run_loop: LoopRunner
+) -> None:
     bad = Tool("has space", "d", {"type": "object"}, lambda a: "")
     with pytest.raises(ValueError):
-        _run(server, bad)
+        run_loop.result(tools=[bad], **LOOP)
     assert server.requests == []
 
 
 @pytest.mark.parametrize(
     "field", [pytest.param("reasoning_content", id="vllm"), pytest.param("reasoning", id="ollama")]
 )
-def test_reasoning_field_captured(server: ScriptedServer, field: str) -> None:
+def test_reasoning_field_captured(server: ScriptedServer, run_loop: LoopRunner, field: str) -> None:
     server.push(chat_reply("Paris.", **{field: "The user asks for a capital."}))
-    result = _run(server)
+    result = run_loop.result(**LOOP)
     assert result.trace.iterations[0].reasoning_content == "The user asks for a capital."
     assert result.text == "Paris."
 
@@ -302,7 +301,7 @@ def test_live_trace_and_listener(server: ScriptedServer) -> None:
     assert seen[-1] == (2, "ok")
 
 
-def test_trace_round_trip_and_no_key(server: ScriptedServer) -> None:
+def test_trace_round_trip_and_no_key(server: ScriptedServer, run_loop: LoopRunner) -> None:
     server.push(
         chat_reply(
             "<think>a</think>",
@@ -311,7 +310,7 @@ def test_trace_round_trip_and_no_key(server: ScriptedServer) -> None:
         ),
         chat_reply("final"),
     )
-    result = _run(server, Recorder().tool)
+    result = run_loop.result(tools=[Recorder().tool], **LOOP)
     text = result.trace.to_json()
     assert KEY not in text
     back = Trace.from_json(text)
@@ -325,7 +324,7 @@ def test_trace_round_trip_and_no_key(server: ScriptedServer) -> None:
     assert (total.prompt_tokens, total.completion_tokens) == (20, 10)
 
 
-def test_decorated_tool_validates_arguments(server: ScriptedServer) -> None:
+def test_decorated_tool_validates_arguments(server: ScriptedServer, run_loop: LoopRunner) -> None:
     @tool
     def add(a: int, b: int) -> int:
         """Add two integers."""
@@ -340,7 +339,7 @@ def test_decorated_tool_validates_arguments(server: ScriptedServer) -> None:
         ),
         chat_reply("five"),
     )
-    result = _run(server, add)
+    result = run_loop.result(tools=[add], **LOOP)
     results = [m["content"] for m in server.requests[1].json["messages"] if m["role"] == "tool"]
     assert results[0].startswith("error: ")
     assert results[1] == "5"

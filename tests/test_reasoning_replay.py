@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from runs import LoopRunner, loop_request
 from shared import ECHO
 
 from rig_nb import BackendError, Client, RunRequest, Trace
@@ -25,20 +26,18 @@ from rig_nb.wire.thinking import replays
 
 KEY = "sk-replay-secret-5150"
 PLAN = "I should echo hi first, then answer."
+FIELDS: dict[str, Any] = {"prompt": "go", "tools": (ECHO,)}
+# A run_loop run: keyed, with a Client's default retries, the request _request makes.
+RUN: dict[str, Any] = {"key": KEY, "max_retries": 2, **FIELDS}
 
 
 def _request(**kw: Any) -> RunRequest:
-    return RunRequest("m", 64, prompt="go", tools=(ECHO,), **kw)
+    return loop_request(**FIELDS, **kw)
 
 
 def _call_then_answer(**reasoning: Any) -> list[dict[str, Any]]:
     first = chat_reply(tool_calls=[tool_call("echo", {"text": "hi"}, id="c1")], **reasoning)
     return [first, chat_reply("done")]
-
-
-def _run(server: ScriptedServer, kind: str = "auto", **kw: Any) -> Trace:
-    with Client(server.base_url, KEY, server=kind) as client:
-        return client.run(_request(**kw)).trace
 
 
 def _echoed(server: ScriptedServer, request: int = 1) -> dict[str, Any]:
@@ -103,10 +102,10 @@ SWITCH_FIELDS = ("reasoning_effort", "chat_template_kwargs", "thinking_budget_to
 
 @pytest.mark.parametrize(("kind", "thinking", "sent"), MAPPING)
 def test_thinking_maps_to_the_fields_the_server_kind_reads(
-    server: ScriptedServer, kind: str, thinking: Any, sent: dict[str, Any]
+    server: ScriptedServer, run_loop: LoopRunner, kind: str, thinking: Any, sent: dict[str, Any]
 ) -> None:
     server.push(*_call_then_answer())
-    trace = _run(server, kind, thinking=thinking)
+    trace = run_loop.result(kind=kind, thinking=thinking, **RUN).trace
     for request in server.requests:
         body = request.json
         got = {k: body[k] for k in (*SWITCH_FIELDS, "thinking_token_budget") if k in body}
@@ -148,10 +147,14 @@ def test_thinking_maps_to_the_fields_the_server_kind_reads(
     ],
 )
 def test_a_key_the_caller_sets_in_extra_body_wins(
-    server: ScriptedServer, extra: dict[str, Any], sent: dict[str, Any], recorded: dict[str, Any]
+    server: ScriptedServer,
+    run_loop: LoopRunner,
+    extra: dict[str, Any],
+    sent: dict[str, Any],
+    recorded: dict[str, Any],
 ) -> None:
     server.push(chat_reply("done"))
-    trace = _run(server, "llama.cpp", thinking=False, extra_body=extra)
+    trace = run_loop.result(kind="llama.cpp", thinking=False, extra_body=extra, **RUN).trace
     body = server.requests[0].json
     assert {k: body[k] for k in sent} == sent
     assert trace.iterations[0].thinking_sent == recorded
@@ -171,10 +174,10 @@ def test_a_key_the_caller_sets_in_extra_body_wins(
     ],
 )
 def test_bad_values_are_a_value_error_before_any_request(
-    server: ScriptedServer, options: dict[str, Any], message: str
+    server: ScriptedServer, run_loop: LoopRunner, options: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(ValueError, match=message):
-        _run(server, **options)
+        run_loop.result(**options, **RUN)
     assert server.requests == []
 
 
@@ -218,10 +221,10 @@ def test_an_unknown_server_kind_is_a_value_error() -> None:
     ],
 )
 def test_tool_turns_send_reasoning_back_in_the_auto_field(
-    server: ScriptedServer, reasoning: dict[str, Any], kind: str, field: str
+    server: ScriptedServer, run_loop: LoopRunner, reasoning: dict[str, Any], kind: str, field: str
 ) -> None:
     server.push(*_call_then_answer(**reasoning))
-    trace = _run(server, kind)
+    trace = run_loop.result(kind=kind, **RUN).trace
     echoed = _echoed(server)
     assert echoed[field] == PLAN
     assert echoed["content"] == ""  # the stripped content, never the reasoning
@@ -241,13 +244,13 @@ def test_tool_turns_send_reasoning_back_in_the_auto_field(
     ],
 )
 def test_a_named_reasoning_field_is_used_whatever_the_reply_used(
-    server: ScriptedServer, field: str, expected: dict[str, Any]
+    server: ScriptedServer, run_loop: LoopRunner, field: str, expected: dict[str, Any]
 ) -> None:
     first = chat_reply(
         "Echoing.", tool_calls=[tool_call("echo", {"text": "hi"})], reasoning_content=PLAN
     )
     server.push(first, chat_reply("done"))
-    trace = _run(server, "vllm", reasoning_field=field)
+    trace = run_loop.result(kind="vllm", reasoning_field=field, **RUN).trace
     echoed = _echoed(server)
     assert {k: echoed[k] for k in expected} == expected
     if field != "content":
@@ -255,22 +258,24 @@ def test_a_named_reasoning_field_is_used_whatever_the_reply_used(
     assert trace.iterations[0].replayed == field
 
 
-def test_replay_none_is_the_seeds_echo(server: ScriptedServer) -> None:
+def test_replay_none_is_the_seeds_echo(server: ScriptedServer, run_loop: LoopRunner) -> None:
     server.push(*_call_then_answer(reasoning_content=PLAN))
-    trace = _run(server, "vllm", reasoning_replay="none")
+    trace = run_loop.result(kind="vllm", reasoning_replay="none", **RUN).trace
     assert set(_echoed(server)) == {"role", "content", "tool_calls"}
     assert [it.replayed for it in trace.iterations] == ["", ""]
     assert trace.settings["reasoning_replay"] == "none"
 
 
-def test_every_tool_turn_of_the_run_carries_its_own_reasoning(server: ScriptedServer) -> None:
+def test_every_tool_turn_of_the_run_carries_its_own_reasoning(
+    server: ScriptedServer, run_loop: LoopRunner
+) -> None:
     server.push(
         chat_reply(tool_calls=[tool_call("echo", {"text": "a"}, id="a")], reasoning="first"),
         chat_reply(tool_calls=[tool_call("echo", {"text": "b"}, id="b")]),
         chat_reply(tool_calls=[tool_call("echo", {"text": "c"}, id="c")], reasoning="third"),
         chat_reply("done"),
     )
-    trace = _run(server, "vllm")
+    trace = run_loop.result(kind="vllm", **RUN).trace
     messages = server.requests[3].json["messages"]
     turns = [m for m in messages if m["role"] == "assistant"]
     assert [m.get("reasoning") for m in turns] == ["first", None, "third"]
@@ -293,10 +298,12 @@ def test_which_echoed_turns_carry_reasoning(mode: str, has_calls: bool, sent: bo
     assert replays(mode, has_calls) is sent
 
 
-def test_all_replays_every_turn_the_loop_echoes(server: ScriptedServer) -> None:
+def test_all_replays_every_turn_the_loop_echoes(
+    server: ScriptedServer, run_loop: LoopRunner
+) -> None:
     # The loop echoes only turns it acted on, which all carried calls: "all" sends the same.
     server.push(*_call_then_answer(reasoning=PLAN))
-    _run(server, "vllm", reasoning_replay="all")
+    run_loop.result(kind="vllm", reasoning_replay="all", **RUN)
     assert _echoed(server)["reasoning"] == PLAN
 
 

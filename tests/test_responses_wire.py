@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+from runs import LoopRunner
 from shared import ECHO, PERSONAS
 from test_stream_parity import PROBES, SCRIPTS, TEXT_TOOL_MODELS, run_once, untimed
 
@@ -32,6 +33,7 @@ from rig_nb.wire import REASONING_FIELDS
 
 SSE = {"content-type": "text/event-stream"}
 THINKING = "Let me think about this for a moment."
+RESPONSES: dict[str, Any] = {"api": "responses", "max_tokens": 32}  # a run_loop run
 
 
 def wire_neutral(trace: Trace) -> dict[str, Any]:
@@ -292,13 +294,7 @@ def _message(text: str) -> dict[str, Any]:
     }
 
 
-def _run(server: ScriptedServer, *replies: Any, stream: bool = False, **kw: Any) -> Trace:
-    server.push(*replies)
-    with Client(server.base_url, api="responses", max_retries=0) as client:
-        return client.run_trace(RunRequest("m", 32, prompt="hi", stream=stream, **kw))
-
-
-def test_usage_and_summaries_are_read(server: ScriptedServer) -> None:
+def test_usage_and_summaries_are_read(run_loop: LoopRunner) -> None:
     usage = {
         "input_tokens": 12,
         "output_tokens": 40,
@@ -307,7 +303,9 @@ def test_usage_and_summaries_are_read(server: ScriptedServer) -> None:
         "input_tokens_details": {"cached_tokens": 8},
     }
     summary = {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Short."}]}
-    trace = _run(server, Response(_response([summary, _message("Hi.")], usage=usage)))
+    trace = run_loop.trace(
+        Response(_response([summary, _message("Hi.")], usage=usage)), **RESPONSES
+    )
     it = trace.iterations[0]
     assert trace.outcome == "ok" and it.text == "Hi."
     assert (it.reasoning_content, it.reasoning_field) == ("Short.", "summary_text")
@@ -332,16 +330,18 @@ def test_usage_and_summaries_are_read(server: ScriptedServer) -> None:
     ],
 )
 def test_incomplete_for_the_output_budget_is_finish_length(
-    server: ScriptedServer, reply: Any, ending: str, stream: bool
+    server: ScriptedServer, run_loop: LoopRunner, reply: Any, ending: str, stream: bool
 ) -> None:
-    trace = _run(server, reply, stream=stream)
+    trace = run_loop.trace(reply, stream=stream, **RESPONSES)
     it = trace.iterations[0]
     assert (trace.outcome, it.finish_reason, it.ending) == ("OutputLimitError", "length", ending)
     sent = server.requests[0].json
     assert sent.get("stream", False) is stream
 
 
-def test_streamed_reasoning_summaries_and_whole_items(server: ScriptedServer) -> None:
+def test_streamed_reasoning_summaries_and_whole_items(
+    server: ScriptedServer, run_loop: LoopRunner
+) -> None:
     events = [
         {"type": "response.created", "response": {"status": "in_progress"}},
         {"type": "response.reasoning_summary_text.delta", "item_id": "rs", "delta": "Brief "},
@@ -350,16 +350,18 @@ def test_streamed_reasoning_summaries_and_whole_items(server: ScriptedServer) ->
         {"type": "response.output_item.done", "output_index": 1, "item": _message("Whole.")},
         {"type": "response.completed", "response": {"status": "completed", "usage": None}},
     ]
-    trace = _run(server, Response(sse_body(events, done=False), headers=SSE), stream=True)
+    trace = run_loop.trace(
+        Response(sse_body(events, done=False), headers=SSE), stream=True, **RESPONSES
+    )
     it = trace.iterations[0]
     assert (trace.outcome, it.text) == ("ok", "Whole.")
     assert (it.reasoning_content, it.reasoning_field) == ("Brief plan.", "summary_text")
     assert it.chunks == len(events)
 
 
-def test_tool_call_markup_streamed_as_output_text_is_a_leak(server: ScriptedServer) -> None:
+def test_tool_call_markup_streamed_as_output_text_is_a_leak(run_loop: LoopRunner) -> None:
     markup = '<tool_call>\n{"name": "echo", "arguments": {"text": "t"}}\n</tool_call>'
-    trace = _run(server, chat_reply(markup), stream=True, tools=(ECHO,))
+    trace = run_loop.trace(chat_reply(markup), stream=True, tools=(ECHO,), **RESPONSES)
     it = trace.iterations[0]
     assert it.ending == "text_tool_calls" and "tool-call-tag" in it.leaks
 
@@ -410,10 +412,10 @@ COMPLETED = {"type": "response.completed", "response": {"status": "completed"}}
     ],
 )
 def test_bad_streams_are_clear_errors_with_the_partial_reply_kept(
-    server: ScriptedServer, tail: list[Any], kind: str, message: str
+    run_loop: LoopRunner, tail: list[Any], kind: str, message: str
 ) -> None:
     body = sse_body([*PARTIAL, *tail], done=False)
-    trace = _run(server, Response(body, headers=SSE), stream=True, tools=(ECHO,))
+    trace = run_loop.trace(Response(body, headers=SSE), stream=True, tools=(ECHO,), **RESPONSES)
     it = trace.iterations[0]
     assert trace.outcome == "BackendError"
     assert isinstance(trace.exception, BackendError)
@@ -439,8 +441,8 @@ def test_bad_streams_are_clear_errors_with_the_partial_reply_kept(
         pytest.param(_response([], status="in_progress"), "not finished", id="in-progress"),
     ],
 )
-def test_bad_replies_are_clear_errors(server: ScriptedServer, body: Any, message: str) -> None:
-    trace = _run(server, Response(body))
+def test_bad_replies_are_clear_errors(run_loop: LoopRunner, body: Any, message: str) -> None:
+    trace = run_loop.trace(Response(body), **RESPONSES)
     assert isinstance(trace.exception, BackendError)
     assert trace.exception.kind == "reply" and message in trace.exception.message
 
@@ -500,10 +502,10 @@ def test_the_demo_serves_responses_streamed_and_not(quick_demo: DemoServer) -> N
         ),
     ],
 )
-def test_calls_that_arrive_whole_run_once(server: ScriptedServer, events: list[Any]) -> None:
+def test_calls_that_arrive_whole_run_once(run_loop: LoopRunner, events: list[Any]) -> None:
     body = sse_body([*events, COMPLETED], done=False)
-    trace = _run(
-        server, Response(body, headers=SSE), chat_reply("Echoed."), stream=True, tools=(ECHO,)
+    trace = run_loop.trace(
+        Response(body, headers=SSE), chat_reply("Echoed."), stream=True, tools=(ECHO,), **RESPONSES
     )
     assert trace.outcome == "ok"
     [call] = trace.tool_calls

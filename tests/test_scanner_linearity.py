@@ -8,21 +8,18 @@ import re
 import sys
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
+from dialect_text import BAR, DecoderCount
 
 from rig_nb import RunRequest
 from rig_nb.demo import demo_tools
-from rig_nb.dialects import _call_json as call_json
 from rig_nb.dialects import families, find_text_tool_calls
-from rig_nb.dialects import scan as dialect_scan
 from rig_nb.loop import run_trace
 from rig_nb.testing import ScriptedBackend, chat_reply
 from rig_nb.trace import ENDINGS
 
 CAP = 1 << 20
-BAR = "\uff5c"
 OPENERS = {
     "gemma": "<|tool_call>call:get_time{",
     "gemma-string": '<|tool_call>call:get_time{city:<|"|>',
@@ -106,29 +103,20 @@ def test_a_flat_gemma_object_reads_as_before() -> None:
 def test_a_megabyte_of_unclosed_markup_decides_its_ending(
     family: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    handed = 0
-    scan_once = call_json.scan_once
-
-    def counting(s: str, start: int) -> tuple[Any, int]:
-        nonlocal handed
-        handed += len(s) - start
-        return scan_once(s, start)
-
-    for module in (call_json, dialect_scan):
-        monkeypatch.setattr(module, "scan_once", counting)
+    decoder = DecoderCount(monkeypatch)
     # Up to the cap in steps: a quadratic scan fails its bound at a smaller size, not
     # after minutes at the cap.
     for size in (CAP // 16, CAP // 4, CAP):
         for shape, content in replies(OPENERS[family], size):
             assert len(content) == size
-            handed = 0
+            decoder.handed = 0
             backend = ScriptedBackend([chat_reply(content), chat_reply("done")])
             start = time.process_time()
             trace = run_trace(backend, RunRequest("m", 64, prompt="go", tools=demo_tools()))
             spent = time.process_time() - start
             assert trace.iterations[0].ending in ENDINGS and trace.outcome, shape
             # Each character reaches the JSON decoder at most twice (once more from a string).
-            assert handed <= 2 * size, (shape, size, handed)
+            assert decoder.handed <= 2 * size, (shape, size, decoder.handed)
             # No quadratic scan meets this (16 KiB of the Gemma case took 1.2 s before); the
             # timing against a baseline is benchmarks/dialects.py's.
             assert spent < 5.0, (shape, size, spent)

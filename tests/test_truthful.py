@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import _thread
 import json
-import socket
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -203,41 +201,13 @@ def test_an_invalid_scenario_fails_its_own_rows_before_any_request(demo: DemoSer
     assert by[("b", "plain")]["iterations"] == 1
 
 
-@pytest.fixture
-def blackhole() -> Iterator[str]:
-    """A base URL whose connection attempts are never answered: a listener whose accept
-    queue is full drops every further SYN, as a firewalled host does."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(0)
-    port = listener.getsockname()[1]
-    fillers = []
-    for _ in range(8):
-        filler = socket.socket()
-        filler.setblocking(False)
-        try:
-            filler.connect(("127.0.0.1", port))
-        except BlockingIOError:
-            pass
-        fillers.append(filler)
-    probe = socket.socket()
-    probe.settimeout(0.3)
-    with pytest.raises(TimeoutError):
-        probe.connect(("127.0.0.1", port))
-    probe.close()
-    yield f"http://127.0.0.1:{port}/v1"
-    for filler in fillers:
-        filler.close()
-    listener.close()
-
-
-def test_a_connect_timeout_is_unreachable_and_fails_once(blackhole: str) -> None:
-    with Client(blackhole, timeout=0.3, max_retries=2) as client:
+def test_a_connect_timeout_is_unreachable_and_fails_once(blackhole_url: str) -> None:
+    with Client(blackhole_url, timeout=0.3, max_retries=2) as client:
         trace = client.run_trace(RunRequest("m", 8, prompt="hi"))
     exc = trace.exception
     assert isinstance(exc, BackendError) and exc.kind == "connect"
     assert "no answer to the connection attempt" in exc.message
-    rows, traces = compare_rows([Endpoint("dark", blackhole, "m")], timeout=0.3, concurrency=1)
+    rows, traces = compare_rows([Endpoint("dark", blackhole_url, "m")], timeout=0.3, concurrency=1)
     assert len(rows) == 5 and traces[0] is not None
     assert len({r["error"] for r in rows}) == 1
     # Only the first row tried: the others carry its error, no trace, no time spent.

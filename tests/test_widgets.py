@@ -1,43 +1,20 @@
-"""Widgets without a browser: assertions on the built widget tree's .value and .children."""
+"""TraceView without a browser: assertions on the built widget tree's .value and .children."""
 
 from __future__ import annotations
 
-import json
-import re
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import ipywidgets as widgets
 import pytest
+from widget_tree import html_values, walk
 
-from rig_nb import Client, Iteration, RunRequest, ToolCallRecord, Trace, reasoning_shape
-from rig_nb._html import (
-    DISPLAY_CHARS,
-    PREVIEW_CHARS,
-    _marked,
-    marked_reasoning_html,
-    reasoning_spans,
-    shown_chars,
-)
-from rig_nb.compare import Endpoint, compare
+from rig_nb import Client, Iteration, RunRequest, ToolCallRecord, Trace
+from rig_nb._html import DISPLAY_CHARS, PREVIEW_CHARS
 from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, XSS_IMG, XSS_SCRIPT, DemoServer, demo_tools
-from rig_nb.testing import Response, ScriptedServer, chat_reply, tool_call
-from rig_nb.widgets import CompareView, LeakLab, ProbePanel, TraceView
-from rig_nb.widgets.leak_lab import EXAMPLES
+from rig_nb.testing import ScriptedServer, chat_reply
+from rig_nb.widgets import LeakLab, TraceView
 from rig_nb.widgets.trace_view import SEGMENT_ROWS
-
-SECRET = "sk-widget-SECRET-4242"
-
-
-def walk(widget: Any) -> Iterator[Any]:
-    """Every widget in the tree, row details included (built, whether shown or not)."""
-    yield widget
-    for child in getattr(widget, "children", ()):
-        yield from walk(child)
-    if isinstance(widget, TraceView):
-        shown = set(map(id, widget.children))
-        yield from (r.detail for r in widget.rows if r.detail and id(r.detail) not in shown)
 
 
 def shown_toggles(view: TraceView) -> list[Any]:
@@ -67,14 +44,6 @@ def grid_layout(view: TraceView) -> list[Any]:
         out.append(idx)
         n += 2
     return out
-
-
-def html_values(widget: Any) -> list[str]:
-    return [str(w.value) for w in walk(widget) if isinstance(w, widgets.HTML)]
-
-
-def all_state(widget: Any) -> str:
-    return json.dumps([w.get_state() for w in walk(widget)], default=str)
 
 
 def run_demo(model: str, trace: Trace, server: DemoServer) -> None:
@@ -155,33 +124,6 @@ def test_trace_view_title_is_the_outcome(outcome: str, ending: str, colour: str)
     assert title.endswith(f">m @ e: {outcome or 'running'}, 1 iteration, 0 tool calls, 0.00 s")
     assert f";color:{colour}" in title  # green only for "ok"
     assert repr(view).startswith(f"<TraceView m @ e: {outcome or 'running'}, ")
-
-
-def test_compare_view_colours_the_outcome_column_only_where_ok() -> None:
-    import pandas as pd
-
-    outcomes = ["ok", "text_tool_calls", "reasoning_only", "NoToolCallingError", "empty"]
-    df = pd.DataFrame(
-        {
-            "endpoint": [f"e{n}" for n in range(5)],
-            "scenario": ["s"] * 5,
-            "outcome": outcomes,
-            "ending": ["answer", "text_tool_calls", "reasoning_only", "answer", "empty"],
-            "latency_s": [0.5] * 5,
-        }
-    )
-    view = CompareView(df)
-    rows = view.table.value.split("<tr>")[2:]  # past the header row
-    at = list(df.columns).index("outcome")
-    outcome_cells = [re.findall(r'<td style="([^"]*)"[^>]*>([^<]*)</td>', r)[at] for r in rows]
-    assert [text for _, text in outcome_cells] == outcomes
-    green = [text for style, text in outcome_cells if "#d9f2d9" in style]
-    assert green == ["ok"]
-    assert view.summary.value.startswith("1/5 runs ok")
-    for outcome in outcomes[1:]:
-        assert f"<b>{outcome}</b>" in view.legend.value
-    assert "<b>ok</b>" not in view.legend.value
-    assert ">1/1 ok<br>" in view.matrix.value and ">0/1 ok<br>" in view.matrix.value
 
 
 def test_an_empty_answer_previews_what_was_said() -> None:
@@ -342,202 +284,6 @@ def test_escaping_holds_for_a_script_laden_trace(demo: DemoServer) -> None:
     assert static is not None and "<script" not in static.lower() and "<img" not in static.lower()
     bundle_html = view._repr_mimebundle_()["text/html"]
     assert "<script" not in bundle_html.lower() and "<img" not in bundle_html.lower()
-
-
-def test_leak_lab_is_escaped_and_live() -> None:
-    lab = LeakLab()
-    lab.input.value = f"</think>{XSS_SCRIPT}{XSS_IMG}"
-    for value in html_values(lab):
-        assert "<script" not in value.lower() and "<img" not in value.lower()
-    assert "&lt;img" in lab.stripped.value
-    assert lab.shape.value == "unopened"
-
-
-@pytest.mark.parametrize(
-    ("example", "shape", "decoded"),
-    [
-        pytest.param("bare </think>: the template consumed the opening tag", "unopened", None),
-        pytest.param("unclosed <think>: the budget ran out while thinking", "unclosed", None),
-        pytest.param(
-            "R1: a JSON sketch in the reasoning, then the real JSON",
-            "closed",
-            {"country": "France", "capital": "Paris"},
-        ),
-    ],
-)
-def test_leak_lab_examples(example: str, shape: str, decoded: dict[str, str] | None) -> None:
-    lab = LeakLab()
-    lab.examples.value = example
-    assert lab.input.value == EXAMPLES[example]
-    assert lab.shape.value == shape
-    assert lab.result == decoded
-    if decoded is None:
-        assert lab.decode_error.value.split(":")[0] in ("NotJSONError", "InvalidJSONError")
-    else:
-        assert lab.decode_error.value == "ok" and "&quot;Paris&quot;" in lab.decoded.value
-
-
-def test_leak_lab_marks_what_strip_removes() -> None:
-    lab = LeakLab("<think>a</think>b</think>c")
-    assert lab.stripped.value.endswith(">c</pre>")
-    assert "<del>&lt;think&gt;a&lt;/think&gt;b&lt;/think&gt;</del>c" in lab.marked.value
-    s = "<think>a</think>b</think>c"
-    assert reasoning_spans(s) == [(0, 25, True), (25, 26, False)]
-    assert reasoning_spans("x<think>y") == [(0, 1, False), (1, 9, True)]
-    assert reasoning_spans("<think>a</think>b<think>c") == [
-        (0, 16, True),
-        (16, 17, False),
-        (17, 25, True),
-    ]
-
-
-BLOCK = "<think>a</think>b"
-
-
-@pytest.mark.parametrize(
-    "raw",
-    [
-        pytest.param(BLOCK * 20_000, id="blocks"),
-        pytest.param("x</think>" + BLOCK * 20_000, id="bare-first"),
-        pytest.param(BLOCK * 20_000 + "x</think>" + BLOCK * 100, id="bare-past-the-head"),
-        pytest.param(BLOCK * 2_000 + "y</think>" + BLOCK * 20_000, id="bare-in-the-head"),
-        pytest.param(BLOCK * 3_000 + "<think><think>n</think>" + BLOCK * 9_000, id="nested"),
-        pytest.param("<b>&" * 10 + BLOCK * 20_000 + "<think>open", id="markup-unclosed"),
-        pytest.param("c" * 99_990 + BLOCK * 10, id="cut-in-a-tag"),
-        pytest.param("\x01" + BLOCK * 20_000, id="control-characters"),
-    ],
-)
-def test_marking_agrees_with_the_spans_on_long_replies(raw: str) -> None:
-    # The fast marking (C-level replaces, one search past the shown head) against the
-    # span-by-span rendering, with and without the recorded shape.
-    n = shown_chars(raw)
-    assert n < len(raw)
-    for shape in (None, reasoning_shape(raw)):
-        html = marked_reasoning_html(raw, shape)
-        assert _marked(raw, reasoning_spans(raw, n, shape)) in html
-        assert "more characters not shown" in html
-
-
-def test_leak_lab_names_dialects_and_recoverable_calls() -> None:
-    lab = LeakLab()
-    lab.examples.value = "Hermes/Qwen: a tool call written as text"
-    assert lab.leaks.value == "tool-call-tag"
-    assert "get_weather" in lab.calls.value and "Lisbon" in lab.calls.value
-    lab.examples.value = "gpt-oss without a harmony parser"
-    assert lab.leaks.value == "harmony"
-    assert "get_weather" in lab.calls.value
-    lab.examples.value = "a clean answer"
-    assert (lab.leaks.value, lab.calls.value) == ("none", "<i>none</i>")
-
-
-def test_an_unprobed_probe_panel_shows_no_empty_band() -> None:
-    panel = ProbePanel()
-    assert (panel.base_url.value, panel.model.value) == ("", "")
-    hidden = [panel.verdict, panel.error_class, panel.message, panel.report]
-    assert all(w.layout.display == "none" for w in hidden)
-
-
-def test_probe_panel_probes_the_endpoint_it_is_given(demo: DemoServer) -> None:
-    panel = ProbePanel(demo.base_url, "well-behaved")
-    assert panel.probe() == "ok"
-    assert panel.verdict.value.startswith("tool calling works")
-    assert panel.verdict.layout.display is None
-    assert panel.error_class.value == "" and panel.error_class.layout.display == "none"
-    panel.stream.value = True
-    assert panel.probe() == "ok"
-    assert demo.requests[-1].json["stream"] is True
-
-
-def test_probe_panel_full_report_shows_the_fix(demo: DemoServer) -> None:
-    panel = ProbePanel(demo.base_url, "qwen3-no-parser")
-    panel.report_button.click()  # returns at once: the report runs on a worker thread
-    assert panel.wait(timeout=60)
-    report = panel.last_report
-    assert report is not None
-    assert report.check("reasoning_location").verdict == "content:unopened"
-    assert panel.report.layout.display is None
-    assert "reasoning_location" in panel.report.value and "--reasoning-parser" in panel.report.value
-
-
-def test_probe_panel_reports_the_error_class(demo: DemoServer) -> None:
-    panel = ProbePanel(demo.base_url, "hermes-text-tools")
-    panel.button.click()
-    assert panel.wait(timeout=60)
-    assert panel.verdict.value.startswith("no tool calling")
-    assert panel.error_class.value == "error class: NoToolCallingError"
-    panel.model.value = "budget-think"
-    assert panel.probe() == "OutputLimitError"
-    assert panel.verdict.value.startswith("inconclusive")
-
-
-def test_probe_panel_key_never_shows() -> None:
-    echo = {"error": {"message": f"invalid api key {SECRET}", "type": "auth"}}
-    with ScriptedServer(
-        [Response(echo, status=401), chat_reply(tool_calls=[tool_call("ping")])]
-    ) as s:
-        panel = ProbePanel(s.base_url, "m")
-        panel.key.value = SECRET
-        panel.button.click()
-        assert panel.wait(timeout=60)
-        assert s.requests[0].headers["authorization"] == f"Bearer {SECRET}"
-        assert panel.key.value == ""
-        assert panel.error_class.value == "error class: BackendError"
-        assert "401" in panel.message.value
-        for text in (repr(panel), all_state(panel), panel.message.value, panel.verdict.value):
-            assert SECRET not in text
-        assert panel.probe() == "ok"  # the key stays in memory for the next probe
-        assert s.requests[1].headers["authorization"] == f"Bearer {SECRET}"
-
-
-def test_probe_panel_key_from_python_stays_out_of_widget_state() -> None:
-    with ScriptedServer([chat_reply(tool_calls=[tool_call("ping")])]) as s:
-        panel = ProbePanel(s.base_url, "m", api_key=SECRET)
-        assert SECRET not in all_state(panel) and SECRET not in repr(panel)
-        assert panel.probe() == "ok"
-        assert s.requests[0].headers["authorization"] == f"Bearer {SECRET}"
-
-
-def test_probe_panel_bad_url_is_a_verdict_not_an_exception() -> None:
-    panel = ProbePanel("ftp://example.invalid", "m")
-    assert panel.probe() == "ValueError"
-    assert panel.error_class.value == "error class: ValueError"
-
-
-def test_compare_view_colours_escapes_and_explains(demo: DemoServer) -> None:
-    hostile = f"evil{XSS_SCRIPT}"
-    df = compare(
-        [
-            Endpoint("well-behaved", demo.base_url, "well-behaved"),
-            Endpoint(hostile, demo.base_url, "html-injector"),
-        ]
-    )
-    view = CompareView(df)
-    table = view.table.value
-    assert table.count("<tr>") == len(df) + 1
-    assert "background:#d9f2d9" in table  # an ok outcome
-    assert "&lt;script&gt;window.__rig_xss=1&lt;/script&gt;" in table
-    for value in html_values(view):
-        assert "<script" not in value.lower() and "<img" not in value.lower()
-    assert "OutputLimitError" in view.legend.value  # the small-budget scenario
-    assert "budget ran out" in view.legend.value
-    assert view.summary.value.startswith(f"{int((df['outcome'] == 'ok').sum())}/{len(df)} runs ok")
-    # The matrix comes first: one row per scenario, one column per endpoint, escaped.
-    assert view.children[1] is view.matrix
-    matrix = view.matrix.value
-    assert matrix.count("<tr>") == df["scenario"].nunique() + 1
-    assert "evil&lt;script&gt;" in matrix and "1/1 ok" in matrix
-    assert "background:#f8d0d0" in matrix  # small budget fails everywhere
-
-
-def test_compare_view_says_when_everything_passed() -> None:
-    import pandas as pd
-
-    df = pd.DataFrame({"endpoint": ["a"], "scenario": ["s"], "outcome": ["ok"], "latency_s": [0.5]})
-    view = CompareView(df)
-    assert "Every scenario passed" in view.legend.value
-    assert ">0.50<" in view.table.value
-    assert ">1/1 ok<br>0.50 s<" in view.matrix.value
-    assert view.summary.value.startswith("1/1 runs ok")
 
 
 def _long_reply(deltas: int, piece: int = 4) -> dict[str, Any]:

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 from cli_helpers import assert_one_line_error, cli
+from runs import LoopRunner
 
-from rig_nb import BackendError, Client, RunRequest, Tool, Trace
+from rig_nb import BackendError, Client, RunRequest, Tool
 from rig_nb.testing import Response, ScriptedServer, chat_reply, sse_body, tool_call
 
 SSE = {"content-type": "text/event-stream"}
@@ -30,20 +31,15 @@ def _never(args: dict[str, Any]) -> str:
 NEVER = Tool("record", "Record an object.", {"type": "object", "properties": {}}, _never)
 
 
-def _run(server: ScriptedServer, api: str, stream: bool, **kw: Any) -> Trace:
-    with Client(server.base_url, api=api, max_retries=0, server="openai") as client:
-        return client.run_trace(RunRequest("m", 64, prompt="hi", stream=stream, **kw))
-
-
 # Item 5: content_filter is an ending of its own, never an answer.
 
 
 @pytest.mark.parametrize(("api", "stream"), WAYS)
 def test_a_filtered_reply_ends_as_content_filter(
-    server: ScriptedServer, api: str, stream: bool
+    server: ScriptedServer, run_loop: LoopRunner, api: str, stream: bool
 ) -> None:
     server.push(chat_reply("Here is the start of", finish_reason="content_filter"))
-    trace = _run(server, api, stream)
+    trace = run_loop.trace(api=api, kind="openai", stream=stream)
     it = trace.iterations[0]
     assert (trace.outcome, it.ending, it.finish_reason) == (
         "content_filter",
@@ -55,18 +51,18 @@ def test_a_filtered_reply_ends_as_content_filter(
 
 @pytest.mark.parametrize(("api", "stream"), WAYS)
 def test_calls_in_a_filtered_turn_are_not_run(
-    server: ScriptedServer, api: str, stream: bool
+    server: ScriptedServer, run_loop: LoopRunner, api: str, stream: bool
 ) -> None:
     reply = chat_reply(tool_calls=[tool_call("record", {"a": 1})], finish_reason="content_filter")
     server.push(reply)
-    trace = _run(server, api, stream, tools=(NEVER,))
+    trace = run_loop.trace(api=api, kind="openai", stream=stream, tools=(NEVER,))
     assert trace.outcome == "content_filter" and len(trace.iterations) == 1
     assert trace.iterations[0].tool_calls == [] and len(server.requests) == 1
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 def test_a_responses_incomplete_for_the_filter_is_content_filter(
-    server: ScriptedServer, stream: bool
+    server: ScriptedServer, run_loop: LoopRunner, stream: bool
 ) -> None:
     message = {"type": "message", "content": [{"type": "output_text", "text": "Part"}]}
     body = {
@@ -83,7 +79,7 @@ def test_a_responses_incomplete_for_the_filter_is_content_filter(
         server.push(Response(sse_body(events, done=False), headers=SSE))
     else:
         server.push(Response(body))
-    trace = _run(server, "responses", stream)
+    trace = run_loop.trace(api="responses", kind="openai", stream=stream)
     assert (trace.outcome, trace.iterations[0].ending) == ("content_filter", "content_filter")
     assert trace.iterations[0].text == "Part"
 
