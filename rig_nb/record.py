@@ -128,11 +128,13 @@ def _prompt_tokens(it: Iteration) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def mark_cut(trace: Trace, it: Iteration) -> None:
-    """Mark `it` context_cut when its prompt tokens fall below an earlier iteration's.
+def mark_cut(trace: Trace, it: Iteration, window: int | None = None) -> None:
+    """Mark `it` context_cut when its prompt tokens fall below an earlier iteration's, or
+    equal the context `window` the request sent (Ollama's num_ctx) after the first turn.
 
     Within one run the conversation only grows, so a server that reports fewer prompt
-    tokens than before dropped part of it (Ollama keeps the newest messages within
+    tokens than before dropped part of it; one that reports exactly the window it was given
+    while the conversation grew kept only what fit (Ollama keeps the newest messages within
     num_ctx, silently). Usage that is missing, zero or not an int claims nothing.
     """
     now = _prompt_tokens(it)
@@ -142,9 +144,16 @@ def mark_cut(trace: Trace, it: Iteration) -> None:
         if earlier is it:
             break
         before = _prompt_tokens(earlier)
-        if before is not None and now < before:
+        if (before is not None and now < before) or now == window:
             it.context_cut = True
             return
+
+
+def _window_sent(client: Backend, request: Request) -> int | None:
+    """The context window this request carried to the server (None where the wire sends
+    none)."""
+    window = request.options.get("context_window")
+    return window if isinstance(window, int) and "context_window" in client.wire.options else None
 
 
 def record_round(
@@ -182,13 +191,13 @@ def record_round(
     except BaseException:
         if assembler is not None:
             _fill(it, assembler.reply())  # what arrived before the failure
-            mark_cut(trace, it)
+            mark_cut(trace, it, _window_sent(client, request))
         it.ending = "error"
         raise
     finally:
         it.latency_s = time.perf_counter() - start
     _fill(it, reply)
-    mark_cut(trace, it)
+    mark_cut(trace, it, _window_sent(client, request))
     it.ending = ending(it, replied=True, native_calls=bool(reply.tool_calls))
     return reply
 

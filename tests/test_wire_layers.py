@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import Any
 
 from test_layers import PACKAGE, _name, graph
 
-from rig_nb.wire import WIRES
+from rig_nb.wire import WIRES, Request
 
 # Modules of wire/ every wire shares; every other module in wire/ is one wire's own.
 SHARED = {"wire", "wire.base", "wire.turns", "wire.thinking", "wire.utf16"}
@@ -136,3 +137,27 @@ def test_the_checks_see_what_they_look_for() -> None:
     kind = ast.parse('server == "ollama"').body[0]
     assert isinstance(kind, ast.Expr) and isinstance(kind.value, ast.Compare)
     assert not _about_a_wire(kind.value)
+
+
+def test_the_doctor_runs_on_the_in_process_backend() -> None:
+    # Typed against Backend, the doctor needs no HTTP: ScriptedBackend answers every request
+    # from its script (a tool call for a probe, an answer otherwise) and 404s its own routes.
+    from rig_nb.capabilities import endpoint_report
+    from rig_nb.testing import ScriptedBackend, chat_reply, tool_call
+
+    class Answering(ScriptedBackend):
+        def _next(self, request: Request) -> Any:
+            super()._next(request)  # recorded like any request
+            if request.tools and request.tool_choice is not None:
+                return chat_reply(None, tool_calls=[tool_call("ping", {"message": "hi"})])
+            return chat_reply("391", usage={"prompt_tokens": 10, "completion_tokens": 2})
+
+    backend = Answering([{}] * 64, server="llama.cpp")
+    report = endpoint_report(backend, "scripted", stream=True)
+    verdicts = {c.name: c.verdict for c in report.checks}
+    assert report.server == "unknown"  # nothing in the script names a server
+    assert verdicts["tool_choice_auto"] == "tool call"
+    assert verdicts["stream_parity"] == "same"
+    assert verdicts["stream_grammar"] == "conforms"
+    assert verdicts["api_parity"].startswith("same")  # every wire is the same script
+    assert len(backend.bodies) >= 10

@@ -27,6 +27,7 @@ class OllamaWire(Wire):
     models_route = "/api/tags"
     framing = "ndjson"
     switch_keys = frozenset({"think"})
+    options = frozenset({"context_window"})  # sent as options.num_ctx
     not_found = (
         "this endpoint may not be Ollama: /api/chat answered 404 (Ollama serves it at the "
         'base URL without /v1); api="chat" uses /v1/chat/completions'
