@@ -188,6 +188,13 @@ def walls(eps: list[Endpoint], jobs: list[Job], groups: list[Group]) -> Walls:
     return out
 
 
+def _quantile(values: pd.Series, q: float) -> float:
+    """The q-quantile of the known values; NaN when none is known (some numpy versions
+    warn "Mean of empty slice" on an all-NaN median)."""
+    known = values.dropna()
+    return float(known.quantile(q)) if len(known) else float("nan")
+
+
 def load_summary(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (endpoint, scenario, load) of a sweep's rows: `LOAD_SUMMARY_COLUMNS`.
 
@@ -226,9 +233,9 @@ def load_summary(df: pd.DataFrame) -> pd.DataFrame:
                 "load": int(level),
                 "ok": int(cell["ok"].sum()),
                 "runs": len(cell),
-                "p50_latency_s": cell["latency_s"].median(),
-                "p95_latency_s": cell["latency_s"].quantile(0.95),
-                "p50_ttft_s": cell["ttft_s"].median(),
+                "p50_latency_s": _quantile(cell["latency_s"], 0.5),
+                "p95_latency_s": _quantile(cell["latency_s"], 0.95),
+                "p50_ttft_s": _quantile(cell["ttft_s"], 0.5),
                 "output_tokens_per_s": tokens / wall if wall > 0 and tokens == tokens else None,
             }
         )
