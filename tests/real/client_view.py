@@ -21,7 +21,37 @@ from llama_server_procs import Proc
 from rig_nb import BackendError, Client, Iteration, RigError, RunRequest, Tool, Trace
 from rig_nb.demo.recording import RecordingProxy
 from rig_nb.record import finalizing, record_round
-from rig_nb.wire import Reply
+from rig_nb.wire import Reply, Request, ToolSpec, turns_of
+from rig_nb.wire.thinking import applied_template
+
+# What the loop owns in a chat body: the rest of a hand-built body goes out as extra fields.
+_OWNED = {"model", "messages", "max_tokens", "tools", "tool_choice", "stream", "stream_options"}
+
+
+def request_of(body: Mapping[str, Any]) -> Request:
+    """A hand-built chat body as the wire-neutral Request a backend sends; over the chat
+    wire it goes out as the same body (its own fields, `temperature: 0` included, as extra)."""
+    tools = tuple(
+        ToolSpec(fn["name"], fn.get("description", ""), fn.get("parameters", {}))
+        for fn in (t["function"] for t in body.get("tools", ()))
+    )
+    return Request(
+        body["model"],
+        turns_of(list(body["messages"])),
+        body.get("max_tokens", 64),
+        tools=tools,
+        tool_choice=body.get("tool_choice"),
+        stream=bool(body.get("stream")),
+        extra={k: v for k, v in body.items() if k not in _OWNED},
+    )
+
+
+def apply_template_of(client: Client, body: Mapping[str, Any]) -> str:
+    """llama-server's `/apply-template` prompt for a hand-built body (its own fields too)."""
+    prompt = applied_template(client.server_route("/apply-template", body))
+    assert prompt is not None, "/apply-template sent no prompt"
+    return prompt
+
 
 # The replies' texts, as the grammars force them (tests/real/grammars.py).
 R = G.REASONING  # "I add 2 and 2, which gives 4."
@@ -195,7 +225,7 @@ def prefill_round(client: Client, model: str, stream: bool) -> tuple[Trace, Iter
     it = Iteration(index=0, messages=body["messages"])
     trace.iterations.append(it)
     with finalizing(trace, goal="tool_calls"):  # the prefill asks for a call, as the probe does
-        reply = record_round(client, body, it, trace, stream=stream)
+        reply = record_round(client, request_of(body), it, trace)
     return trace, it, reply
 
 
@@ -247,11 +277,14 @@ def check_split_tag(base_url: str, api_key: str, model: str, raw: str, out: Path
     assert it.chunks >= len(pieces)
 
 
-def check_redacted_http_error(exc: BaseException, proc: Proc, message: str) -> None:
-    """A BackendError of kind http, status 400, with the endpoint's own message (a regex), and
-    neither the endpoint's address nor its key anywhere in it or its causes."""
+def check_redacted_http_error(
+    exc: BaseException, proc: Proc, message: str, kind: str = "http"
+) -> None:
+    """A BackendError of `kind` (http; context for a prompt past the window), status 400,
+    with the endpoint's own message (a regex), and neither the endpoint's address nor its
+    key anywhere in it or its causes."""
     assert isinstance(exc, BackendError)
-    assert (exc.kind, exc.status_code) == ("http", 400)
+    assert (exc.kind, exc.status_code) == (kind, 400)
     assert re.fullmatch(f"ai backend: HTTP 400: {message}", str(exc), re.DOTALL), str(exc)
     address = proc.base_url.split("//")[1].split("/")[0]  # 127.0.0.1:<port>
     secrets = [proc.base_url, address, ":" + address.rsplit(":", 1)[1]]

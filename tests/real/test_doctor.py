@@ -23,7 +23,9 @@ from llama_server_procs import Proc
 from llama_servers import LlamaServer
 
 from rig_nb.capabilities import CHECKS, EndpointReport, describe_report, endpoint_report
+from rig_nb.capabilities.concurrency import CONCURRENT_PROBES
 from rig_nb.demo.recording import RecordingProxy
+from rig_nb.wire import WIRES
 
 pytestmark = pytest.mark.real
 
@@ -43,12 +45,16 @@ ASKING = (
     "text_tool_calls",
     "stream_parity",
 )
-# What the doctor may send besides chat completions: the second wire, and llama.cpp's own
-# template and tokenizer routes for reasoning_replay.
-OTHER_ROUTES = ("responses", "apply-template", "tokenize")
-# endpoint_report's bound: the probes (3), the question (1), both streamed (2), and round 3's
-# checks: reasoning_replay (3), thinking_switch (2), structured_output (1), api_parity (2).
-MAX_MODEL_REQUESTS = 14
+# What the doctor may send besides chat completions: the other wires, llama.cpp's own
+# template and tokenizer routes for reasoning_replay and prefix_cache, and its /props.
+OTHER_ROUTES = ("responses", "messages", "api/chat", "apply-template", "tokenize", "props")
+# The model requests, on any wire.
+MODEL_ROUTES = ("chat/completions", "responses", "messages", "api/chat")
+# endpoint_report's bound: DESIGN's 18 (the probes 3, the question 1, both streamed 2,
+# reasoning_replay 3, thinking_switch 2, structured_output 1, context_window 1, prefix_cache
+# 1, api_parity 2 over the second wire), concurrency's four at once, and api_parity's two
+# over each further wire.
+MAX_MODEL_REQUESTS = 18 + CONCURRENT_PROBES + 2 * (len(WIRES) - 2)
 
 
 @pytest.fixture(scope="module")
@@ -132,12 +138,13 @@ def test_the_doctor_stays_within_its_request_bound(think_skip_server: Proc, tmp_
         with client_for(proxy.base_url) as client:
             report = endpoint_report(client, think_skip_server.model)
     # Read once the proxy has stopped: a streamed exchange is written when its stream ends.
-    paths = [json.loads(line)["request"]["path"] for line in out.read_text().splitlines()]
+    lines = out.read_text().splitlines()
+    paths = [json.loads(line)["request"]["path"].split("?")[0] for line in lines]
     # The model list once, then the chat requests: the matrix, the question, and (stream=True)
     # the question and the "auto" probe streamed; then round 3's checks.
     assert paths[0] == "models"
     assert all(p in ("models", "chat/completions") or p.endswith(OTHER_ROUTES) for p in paths)
-    model_requests = [p for p in paths if p in ("chat/completions", "responses")]
+    model_requests = [p for p in paths if p.endswith(MODEL_ROUTES)]
     assert 6 <= len(model_requests) <= MAX_MODEL_REQUESTS, paths
     # Through a proxy that keeps no response header, the body still names llama.cpp (timings).
     assert report.server == "llama.cpp"

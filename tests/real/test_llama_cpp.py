@@ -207,7 +207,9 @@ def test_a_prompt_past_the_context_is_the_servers_error_with_a_trace(fc_client: 
     request = RunRequest(MODEL, 64, prompt="word " * 4000)
     with pytest.raises(BackendError) as info:
         fc_client.run(request)
-    assert (info.value.kind, info.value.status_code) == ("http", 400)
+    # A prompt past the window: kind context (llama-cpp-python's own wording, "maximum
+    # context length"), the 400 and the server's message kept.
+    assert (info.value.kind, info.value.status_code) == ("context", 400)
     assert "context" in info.value.message
     assert info.value.message.startswith("ai backend: HTTP 400: ")
     assert info.value.trace is not None and info.value.trace.outcome == "BackendError"

@@ -271,7 +271,12 @@ def test_a_400_is_an_http_backend_error_with_the_servers_message_and_no_address(
     with client_for(proc.base_url) as client:
         trace, exc = run_loop(client, run)
     assert isinstance(exc, BackendError) and exc.trace is trace
-    check_redacted_http_error(exc, proc, message)
+    # A prompt past the window is the 400 of kind context, with the server's numbers.
+    kind = "context" if "prompt" in options else "http"
+    check_redacted_http_error(exc, proc, message, kind)
+    if kind == "context":
+        assert isinstance(exc, BackendError) and exc.context_window == 2048
+        assert exc.prompt_tokens is not None and exc.prompt_tokens > 2048
     [it] = trace.iterations
     assert (trace.outcome, it.ending, it.error) == ("BackendError", "error", f"BackendError: {exc}")
     assert it.raw_content == "" and it.finish_reason == ""

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from client_view import request_of
 from llama_server_procs import (
     LITELLM_VERSION,
     MODEL,
@@ -117,7 +118,7 @@ def _turn_one(client: Client, grammar_text: str) -> Trace:
         48,
         extra_body={"grammar": "root ::= " + json.dumps(grammar_text)},
     )
-    trace, reply = record_one(client, body, {"kind": "turn one"})
+    trace, reply = record_one(client, request_of(body), {"kind": "turn one"})
     assert reply is not None and trace.ending == "answer", trace.error
     return trace
 
@@ -198,7 +199,7 @@ def test_litellm_names_its_version_and_no_window_it_was_not_given(proxy: LiteLLM
         assert client.server_kind == "litellm"
         # /health/readiness names no version on this build: a reply's header does.
         assert server_facts(client, proxy.model, "litellm").version == ""
-        reply = client.chat(chat_body(proxy.model, [user_message("Hi")], 2))
+        reply = client.chat(request_of(chat_body(proxy.model, [user_message("Hi")], 2)))
         facts = server_facts(client, proxy.model, "litellm", headers=reply.headers)
     assert facts.version == LITELLM_VERSION
     # The proxy knows a window only from its cost map or the config's model_info.

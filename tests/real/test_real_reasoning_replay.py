@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
+from client_view import apply_template_of
 from llama_server_procs import (
     MODEL,
     TEMPLATE_FLAVOUR,
@@ -162,13 +163,13 @@ def test_each_family_template_renders_the_replayed_field(
             assert client.server_kind == "llama.cpp"
             for setting in SETTINGS:
                 body = loop_body(setting)
-                prompt = client.apply_template(body)
+                prompt = apply_template_of(client, body)
                 seen.rendered[setting] = MARK in prompt
                 seen.prompt_tokens[setting] = prompt_tokens(proc.root_url, prompt)
             question = [{"role": "user", "content": "What is 17 * 23?"}]
-            base = client.apply_template({"messages": question, "add_generation_prompt": False})
+            base = apply_template_of(client, {"messages": question, "add_generation_prompt": False})
             for label, fields in SWITCHES.items():
-                prompt = client.apply_template({"messages": question, **fields})
+                prompt = apply_template_of(client, {"messages": question, **fields})
                 seen.generation_prompt[label] = _tail(prompt, base)
             verdict, _, _ = reasoning_replay_check(client, MODEL, "llama.cpp")
             seen.replay_verdict = verdict
@@ -202,7 +203,7 @@ def test_litellm_passes_the_replayed_field_on(server_env: ServerEnv, logs: Path)
             # x-litellm header: one GET knows it by LiteLLM's creation time.
             assert via.server_kind == "litellm"
             counts = {
-                s: prompt_tokens(upstream.root_url, direct.apply_template(loop_body(s)))
+                s: prompt_tokens(upstream.root_url, apply_template_of(direct, loop_body(s)))
                 for s in ("none", "auto", "reasoning")
             }
             # Through the proxy the doctor can only count: three one-token completions.
