@@ -334,6 +334,8 @@ def server_timings(body: Any) -> dict[str, float]:
     if not isinstance(body, dict):
         return out
     timings = body.get("timings")
+    if timings is None and "total_duration" not in body:
+        return out  # the common reply: neither server's numbers
     for source, table in ((timings, _LLAMA_TIMINGS), (body, _OLLAMA_TIMINGS)):
         if not isinstance(source, dict):
             continue
