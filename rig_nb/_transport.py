@@ -265,7 +265,7 @@ class GuardTransport(httpx.BaseTransport):
             _ClientTransport(inner) if isinstance(inner, httpx.Client) else inner
         )
         # The wire's own headers (its auth header, when a key is given): added to every request.
-        self._headers = dict(headers)
+        self._headers = tuple(headers.items())
         self._user_agent = user_agent
         self._cap = max_response_bytes
         self._owns_inner = owns_inner
@@ -275,7 +275,8 @@ class GuardTransport(httpx.BaseTransport):
         headers = httpx.Headers(kept)
         headers["User-Agent"] = self._user_agent
         headers["Accept-Encoding"] = _ACCEPT_ENCODING
-        headers.update(self._headers)
+        for name, value in self._headers:
+            headers[name] = value
         # A new request: the SDK reads its own markers back from the original.
         wire = httpx.Request(
             request.method,

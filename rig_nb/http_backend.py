@@ -328,10 +328,10 @@ class HttpBackend:
         body = wire.body(request)
 
         def send() -> Reply:
-            with wire.send(self, body, False) as http:
-                reply = wire.parse(http.read())
-                reply.headers = _kept_headers(http.headers)
-                return reply
+            http = wire.post(self, body)
+            reply = wire.parse(http.content)
+            reply.headers = _kept_headers(http.headers)
+            return reply
 
         return self._routed(send, retries)
 

@@ -185,6 +185,17 @@ class Wire:
         items = data.get("data") if isinstance(data, dict) else None
         return [m for m in items if isinstance(m, dict)] if isinstance(items, list) else []
 
+    def post(self, sender: Sender, body: Mapping[str, Any]) -> Any:
+        """POST `body` to the route, not streamed: the httpx.Response, read.
+
+        Raises HTTPStatusFailure for a non-2xx answer. Wires the SDK sends override this.
+        """
+        http = sender.http
+        response = http.post(sender.url(self.route), json=dict(body))
+        if response.status_code >= 300:
+            raise HTTPStatusFailure(response)
+        return response
+
     @contextmanager
     def send(self, sender: Sender, body: Mapping[str, Any], stream: bool) -> Iterator[Any]:
         """POST `body` to the route; the open httpx.Response (body unread when streaming).
@@ -222,6 +233,14 @@ class SdkWire(Wire):
     def by_name(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """(the SDK's keyword arguments, the rest of the body); `stream` is the SDK call's."""
         raise NotImplementedError
+
+    def post(self, sender: Sender, body: Mapping[str, Any]) -> Any:
+        params, extra = self.by_name(body)
+        return (
+            self.resource(sender.sdk)
+            .with_raw_response.create(**params, extra_body=extra)
+            .http_response
+        )
 
     @contextmanager
     def send(self, sender: Sender, body: Mapping[str, Any], stream: bool) -> Iterator[Any]:
