@@ -49,7 +49,7 @@ class Endpoint:
     base_url: str
     model: str
     api_key: str = field(default="", repr=False)
-    # The wire: "chat" (/chat/completions) or "responses" (/responses).
+    # The wire: "chat", "responses", "messages" or "ollama" (rig_nb.wire.WIRES).
     api: str = "chat"
 
 
@@ -261,7 +261,6 @@ def run_scenario(
     `latency_s` covers the scenario's requests, not building the client.
     """
     runner = RUNNERS.get(scenario.kind)
-    redact = Redactor(endpoint.api_key, [endpoint.base_url])
     start = time.perf_counter()
     own: Client | None = None
     try:
@@ -286,6 +285,8 @@ def run_scenario(
         if own is not None:
             own.close()
     result.latency_s = time.perf_counter() - start
-    # Defence in depth: text from outside the library (a user runner) could quote the endpoint.
-    result.error = redact(result.error)
+    if result.error:
+        # Defence in depth: text from outside the library (a user runner) could quote the
+        # endpoint.
+        result.error = Redactor(endpoint.api_key, [endpoint.base_url])(result.error)
     return result

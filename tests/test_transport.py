@@ -18,12 +18,14 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import openai
 import pytest
 from loopback import SocketServer
 
+from rig_nb import BackendError
 from rig_nb._transport import (
     CappedStream,
     DeadlineExceeded,
@@ -438,3 +440,42 @@ def test_a_callers_client_still_gets_only_allowed_headers(server: ScriptedServer
     got = server.requests[0].headers
     assert "x-caller" not in got and "x-request" not in got
     assert got["authorization"] == f"Bearer {KEY}"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("name", list(WIRES))
+def test_each_wire_sends_the_body_it_rendered(
+    server: ScriptedServer, name: str, stream: bool
+) -> None:
+    """What reaches the server is the wire's body, as rendered (the openai SDK sends chat and
+    Responses, the guarded client the others), with `stream` set by the call alone."""
+    from wire_rows import conversation
+
+    from rig_nb.http_backend import HttpBackend
+
+    wire = WIRES[name]
+    request = conversation("reasoning_content", stream=stream)
+    refused = Response({"error": {"message": "refused on purpose"}}, status=400)
+    server.push(refused, refused, {"data": [{"id": "m"}], "models": [{"name": "m"}]})
+    with HttpBackend(server.base_url, KEY, api=name, max_retries=0) as backend:
+        with pytest.raises(BackendError) as caught:
+            if stream:
+                backend.stream(request, backend.reader())
+            else:
+                backend.chat(request)
+        with deadline_scope(backend.deadline), pytest.raises(Exception) as raw:
+            with wire.send(backend, wire.body(request), stream):
+                pass
+        backend.list_models()
+    assert caught.value.status_code == 400 and "refused on purpose" in str(caught.value)
+    # The SDK's own error for the wires it sends, the guarded client's for the rest.
+    assert isinstance(raw.value, openai.APIStatusError) == (name in ("chat", "responses"))
+    posted, again, listed = server.requests
+    expected = {k: v for k, v in wire.body(request).items() if k != "stream"}
+    if stream:
+        expected["stream"] = True
+    elif name == "ollama":
+        expected["stream"] = False  # Ollama streams unless told not to
+    assert posted.method == "POST" and posted.path == urlsplit(backend.url(wire.route)).path
+    assert posted.json == expected == again.json
+    assert listed.method == "GET" and listed.path == urlsplit(backend.url(wire.models_route)).path

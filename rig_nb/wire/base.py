@@ -222,37 +222,38 @@ class Wire:
 
 
 class SdkWire(Wire):
-    """A wire the openai SDK sends, over the same guarded transport: a subclass names the
-    SDK resource (`resource`) and which body fields the SDK takes by name (`by_name`);
-    the rest of the body goes as extra_body, as built."""
+    """A wire the openai SDK sends, over the same guarded transport.
 
-    def resource(self, sdk: openai.OpenAI) -> Any:
-        """The SDK resource whose `create` sends this wire's request."""
-        raise NotImplementedError
+    The SDK's own request path (`OpenAI.post`, `OpenAI.get`) sends the body as built and
+    hands back the httpx.Response: its headers, its error types and its status errors,
+    without typing the body into its params and out again (the wire reads the reply).
+    """
 
-    def by_name(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(the SDK's keyword arguments, the rest of the body); `stream` is the SDK call's."""
-        raise NotImplementedError
+    @staticmethod
+    def _body(body: Mapping[str, Any], stream: bool) -> dict[str, Any]:
+        sent = {k: v for k, v in body.items() if k != "stream"}
+        if stream:
+            sent["stream"] = True
+        return sent
 
     def post(self, sender: Sender, body: Mapping[str, Any]) -> Any:
-        params, extra = self.by_name(body)
-        return (
-            self.resource(sender.sdk)
-            .with_raw_response.create(**params, extra_body=extra)
-            .http_response
-        )
+        import httpx
+
+        return sender.sdk.post(self.route, cast_to=httpx.Response, body=self._body(body, False))
 
     @contextmanager
     def send(self, sender: Sender, body: Mapping[str, Any], stream: bool) -> Iterator[Any]:
-        params, extra = self.by_name(body)
-        resource = self.resource(sender.sdk)
-        if not stream:
-            yield resource.with_raw_response.create(**params, extra_body=extra).http_response
-            return
-        with resource.with_streaming_response.create(
-            **params, stream=True, extra_body=extra
-        ) as raw:
-            yield raw.http_response
+        import httpx
+
+        response = sender.sdk.post(
+            self.route, cast_to=httpx.Response, body=self._body(body, stream), stream=stream
+        )
+        try:
+            yield response
+        finally:
+            response.close()
 
     def models(self, sender: Sender) -> Any:
-        return sender.sdk.models.with_raw_response.list().http_response
+        import httpx
+
+        return sender.sdk.get(self.models_route, cast_to=httpx.Response)

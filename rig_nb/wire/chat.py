@@ -43,7 +43,6 @@ __all__ = [
     "parse_usage",
     "request_body",
     "server_timings",
-    "sdk_arguments",
     "system_message",
     "text_of",
     "tool_message",
@@ -135,29 +134,6 @@ def tool_spec(name: str, description: str, parameters: Mapping[str, Any]) -> dic
         "type": "function",
         "function": {"name": name, "description": description, "parameters": dict(parameters)},
     }
-
-
-# The fields the SDK's chat.completions.create takes as keyword arguments.
-_SDK_FIELDS = frozenset(
-    {
-        "model",
-        "messages",
-        "max_tokens",
-        "max_completion_tokens",
-        "tools",
-        "tool_choice",
-        "temperature",
-        "stream_options",
-    }
-)
-
-
-def sdk_arguments(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A request body as the SDK takes it: its keyword arguments, and the rest of the body
-    (sent as extra_body). `stream` is left out: the SDK call that streams sets it."""
-    params = {k: v for k, v in body.items() if k in _SDK_FIELDS}
-    extra = {k: v for k, v in body.items() if k not in _SDK_FIELDS and k != "stream"}
-    return params, extra
 
 
 def uses_max_completion_tokens(model: str) -> bool:

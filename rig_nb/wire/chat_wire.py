@@ -6,16 +6,10 @@ streams of server-sent events by `stream.StreamAssembler`; the openai SDK sends 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
-
 from .base import SdkWire
-from .chat import parse_reply_body, request_body, sdk_arguments
+from .chat import parse_reply_body, request_body
 from .stream import StreamAssembler, read_stream
 from .thinking import input_field, thinking_fields
-
-if TYPE_CHECKING:
-    import openai
 
 __all__ = ["CHAT", "ChatWire"]
 
@@ -34,12 +28,6 @@ class ChatWire(SdkWire):
 
     def replay_field(self, kind: str) -> str:
         return input_field(kind)
-
-    def resource(self, sdk: openai.OpenAI) -> Any:
-        return sdk.chat.completions
-
-    def by_name(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        return sdk_arguments(body)
 
 
 CHAT = ChatWire()

@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NO_OUTPUT",
-    "RESPONSES_FIELDS",
     "parse_response",
     "parse_response_body",
     "response_usage",
@@ -40,9 +39,6 @@ __all__ = [
 ]
 
 NO_OUTPUT = "ai backend: reply has no output"
-# What goes to the SDK's `responses.create` by name; the rest goes as extra_body, as built:
-# the SDK's transform of typed `input` items costs more than the whole round (measured).
-RESPONSES_FIELDS = frozenset({"model", "max_output_tokens", "store", "temperature"})
 _KNOWN_ITEMS = frozenset({"message", "reasoning", "function_call"})
 _TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
 

@@ -6,16 +6,10 @@ Requests and replies are `responses.py`'s, streams are read natively into output
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
-
 from .base import SdkWire
-from .responses import RESPONSES_FIELDS, parse_response_body, responses_body
+from .responses import parse_response_body, responses_body
 from .responses_stream import ResponsesReader, read_response_stream
 from .thinking import input_field, thinking_fields
-
-if TYPE_CHECKING:
-    import openai
 
 __all__ = ["RESPONSES", "ResponsesWire"]
 
@@ -39,14 +33,6 @@ class ResponsesWire(SdkWire):
 
     def replay_field(self, kind: str) -> str:
         return input_field(kind)
-
-    def resource(self, sdk: openai.OpenAI) -> Any:
-        return sdk.responses
-
-    def by_name(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        params = {k: v for k, v in body.items() if k in RESPONSES_FIELDS}
-        extra = {k: v for k, v in body.items() if k not in RESPONSES_FIELDS and k != "stream"}
-        return params, extra
 
 
 RESPONSES = ResponsesWire()
