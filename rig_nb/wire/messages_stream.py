@@ -22,7 +22,7 @@ from ..errors import BackendError
 from .base import Reply
 from .chat import clean
 from .messages import KNOWN_BLOCKS, call_of, error_text, finish_of, unknown_block, usage_of
-from .sse import DONE, json_events
+from .sse import read_to_final
 from .stream import MAX_FAULTS
 from .utf16 import whole
 
@@ -309,12 +309,4 @@ def read_message_stream(
     finished reply, or BackendError: `protocol` for a stream that ends before
     `message_stop`, `reply` for an `error` event, an unknown block type or `pause_turn`.
     The reader keeps what arrived."""
-    for event in json_events(chunks):
-        if event is DONE:
-            break
-        grew = reader.feed(event)
-        if on_event is not None:
-            on_event(grew)
-        if reader.final is not None:
-            return reader.final
-    raise BackendError("ai backend: the stream ended without message_stop", kind="protocol")
+    return read_to_final(chunks, reader, on_event, "message_stop")

@@ -28,7 +28,7 @@ from .responses import (
     parse_response,
     response_usage,
 )
-from .sse import DONE, json_events
+from .sse import read_to_final
 from .stream import MAX_FAULTS
 from .utf16 import whole
 
@@ -334,12 +334,4 @@ def read_response_stream(
     BackendError: `protocol` for a stream that ends before a terminal event, `reply` for
     an `error` event, `response.failed`, an unknown output item or a function_call without
     call_id. The reader keeps what arrived."""
-    for event in json_events(chunks):
-        if event is DONE:
-            break
-        grew = reader.feed(event)
-        if on_event is not None:
-            on_event(grew)
-        if reader.final is not None:
-            return reader.final
-    raise BackendError("ai backend: the stream ended without response.completed", kind="protocol")
+    return read_to_final(chunks, reader, on_event, "response.completed")

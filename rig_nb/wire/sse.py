@@ -12,12 +12,15 @@ once, when its end arrives.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ..errors import BackendError
 
-__all__ = ["DONE", "iter_events", "json_events"]
+if TYPE_CHECKING:
+    from .base import Reply
+
+__all__ = ["DONE", "iter_events", "json_events", "read_to_final"]
 
 
 def _decode(value: bytes) -> str:
@@ -96,3 +99,32 @@ def json_events(chunks: Iterable[bytes]) -> Iterator[Any]:
             raise BackendError(
                 "ai backend: stream event is not valid JSON", kind="protocol"
             ) from None
+
+
+class _Ending(Protocol):
+    """A reader whose stream ends at an event of its own (`final` is set by it)."""
+
+    @property
+    def final(self) -> Reply | None: ...
+
+    def feed(self, event: Any) -> bool: ...
+
+
+def read_to_final(
+    chunks: Iterable[bytes],
+    reader: _Ending,
+    on_event: Callable[[bool], None] | None,
+    terminal: str,
+) -> Reply:
+    """Feed each JSON event to `reader` until it holds its final reply, which ends the read
+    at once whatever the connection does after it; `on_event(grew)` after each. A stream
+    that ends first is a BackendError (protocol) naming the `terminal` event it lacked."""
+    for event in json_events(chunks):
+        if event is DONE:
+            break
+        grew = reader.feed(event)
+        if on_event is not None:
+            on_event(grew)
+        if reader.final is not None:
+            return reader.final
+    raise BackendError(f"ai backend: the stream ended without {terminal}", kind="protocol")
