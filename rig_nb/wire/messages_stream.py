@@ -23,7 +23,7 @@ from .base import Reply
 from .chat import clean
 from .messages import KNOWN_BLOCKS, call_of, error_text, finish_of, unknown_block, usage_of
 from .sse import read_to_final
-from .stream import MAX_FAULTS
+from .stream import FaultLog
 from .utf16 import whole
 
 __all__ = ["MessagesReader", "read_message_stream"]
@@ -75,7 +75,7 @@ def _index(event: Mapping[str, Any]) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-class MessagesReader:
+class MessagesReader(FaultLog):
     """Reads the events of one Messages stream into content blocks by index (a
     `rig_nb.wire.Reader`). The text shown so far grows as it comes (`content`,
     `reasoning`), so a live view grows and a failed stream keeps what arrived."""
@@ -104,11 +104,6 @@ class MessagesReader:
         if len(self._reasoning) > 1:
             self._reasoning = ["".join(self._reasoning)]
         return whole(self._reasoning[0]) if self._reasoning else ""
-
-    def fault(self, line: str) -> None:
-        """Record one stream fault (a short line), once; the first MAX_FAULTS are kept."""
-        if len(self.faults) < MAX_FAULTS and line not in self.faults:
-            self.faults.append(line)
 
     def _open(self, index: int, kind: str, start: dict[str, Any]) -> _Block:
         block = self.blocks[index] = _Block(index, kind, start)

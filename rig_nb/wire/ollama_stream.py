@@ -15,13 +15,13 @@ from ..errors import BackendError
 from .base import Reply
 from .ndjson import Lines, decode_line
 from .ollama import error_text, finish_of, not_json, ollama_call, server_timings, usage_of
-from .stream import MAX_FAULTS
+from .stream import FaultLog
 from .utf16 import TextDeltas, whole
 
 __all__ = ["OllamaReader", "read_ollama_stream"]
 
 
-class OllamaReader:
+class OllamaReader(FaultLog):
     """Reads the lines of one `/api/chat` stream (a `rig_nb.wire.Reader`): the text so far
     grows as it comes, so a live view grows and a failed stream keeps what arrived."""
 
@@ -41,11 +41,6 @@ class OllamaReader:
     @property
     def reasoning(self) -> str:
         return self._reasoning.live
-
-    def fault(self, line: str) -> None:
-        """Record one stream fault (a short line), once; the first MAX_FAULTS are kept."""
-        if len(self.faults) < MAX_FAULTS and line not in self.faults:
-            self.faults.append(line)
 
     def _call(self, raw: Any) -> None:
         call = ollama_call(raw)

@@ -29,7 +29,7 @@ from .responses import (
     response_usage,
 )
 from .sse import read_to_final
-from .stream import MAX_FAULTS
+from .stream import FaultLog
 from .utf16 import whole
 
 __all__ = ["ResponsesReader", "read_response_stream"]
@@ -102,7 +102,7 @@ class _Item:
         return _call({"call_id": self.call_id, "name": self.name, "arguments": arguments})
 
 
-class ResponsesReader:
+class ResponsesReader(FaultLog):
     """Reads the events of one Responses stream into output items by output_index (a
     `rig_nb.wire.Reader`). The text shown so far grows as it comes (`content`,
     `reasoning`), so a live view grows and a failed stream keeps what arrived; what the
@@ -131,11 +131,6 @@ class ResponsesReader:
         if len(self._reasoning) > 1:
             self._reasoning = ["".join(self._reasoning)]
         return self._reasoning[0] if self._reasoning else ""
-
-    def fault(self, line: str) -> None:
-        """Record one stream fault (a short line), once; the first MAX_FAULTS are kept."""
-        if len(self.faults) < MAX_FAULTS and line not in self.faults:
-            self.faults.append(line)
 
     def reply(self) -> Reply:
         """The finished reply, or what arrived so far (a failed stream)."""

@@ -26,9 +26,21 @@ from .chat import (
 from .sse import DONE, json_events
 from .utf16 import TextDeltas, whole
 
-__all__ = ["MAX_FAULTS", "StreamAssembler", "read_stream", "stream_chunks"]
+__all__ = ["MAX_FAULTS", "FaultLog", "StreamAssembler", "read_stream", "stream_chunks"]
 
 MAX_FAULTS = 20
+
+
+class FaultLog:
+    """What a stream did that its grammar does not allow (`Reply.stream_faults`): each line
+    once, the first MAX_FAULTS of them. A reader sets `faults` to a new list."""
+
+    faults: list[str]
+
+    def fault(self, line: str) -> None:
+        """Record one stream fault (a short line), once; the first MAX_FAULTS are kept."""
+        if len(self.faults) < MAX_FAULTS and line not in self.faults:
+            self.faults.append(line)
 
 
 def _raw_text(value: Any) -> str:
@@ -50,7 +62,7 @@ def _whole_object(parts: list[Any]) -> bool:
         return False
 
 
-class StreamAssembler:
+class StreamAssembler(FaultLog):
     """Builds a Reply from the `data:` events of a streamed chat completion, event by event.
 
     Content and reasoning deltas are appended; tool call fragments are merged by
@@ -82,11 +94,6 @@ class StreamAssembler:
         self._fingerprint = ""
         # What the stream did that its grammar does not allow and the reader forgave.
         self.faults: list[str] = []
-
-    def fault(self, line: str) -> None:
-        """Record one stream fault (a short line) once; the first MAX_FAULTS are kept."""
-        if len(self.faults) < MAX_FAULTS and line not in self.faults:
-            self.faults.append(line)
 
     @property
     def content(self) -> str:
