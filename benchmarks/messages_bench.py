@@ -18,23 +18,23 @@ server in the same run, interleaved:
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from typing import Any
 
-from common import API_KEY, MODEL, Figure, bench_servers, ms, run_alone, sample_wall_cpu
-from common import within_sample_ratio as ratio_of
+from common import API_KEY, MODEL, Figure, run_alone
 from contenders import TIMEOUT
-from server import reply_text, stream_prompt
+from wire_bench import DELTAS, MAX_TOKENS, sdk_wire
 
-DELTAS = 1000
-MAX_TOKENS = 4096
-GOALS = {"stream": 1.15, "round": 1.10}
-ROUND_PROMPT = "What is two plus two? Answer with the number alone."
-
-
-def _check(text: str, want: str, who: str) -> None:
-    if text != want:
-        raise AssertionError(f"{who}: reply of {len(text)} chars, expected {len(want)}")
+GOALS: dict[str, float | None] = {"stream": 1.15, "round": 1.10}
+TITLES = {
+    "stream": f"Messages, streamed {DELTAS:,}-delta run: rig_nb / raw anthropic SDK, wall",
+    "round": "Messages, one round: rig_nb / raw anthropic SDK messages.create, wall",
+}
+LABELS = {
+    "raw stream": "raw anthropic SDK messages.stream, every event, get_final_message()",
+    "rig stream": 'rig_nb Client(api="messages").run(RunRequest(stream=True))',
+    "raw round": "raw anthropic SDK messages.create, text read",
+    "rig round": 'rig_nb Client(api="messages").run(RunRequest(...)), one round',
+}
 
 
 def _text(message: Any) -> str:
@@ -56,103 +56,34 @@ class Raw:
     def _messages(self, prompt: str) -> list[Any]:
         return [{"role": "user", "content": prompt}]
 
-    def stream(self, prompt: str, want: str) -> None:
+    def stream(self, prompt: str) -> str:
         with self.client.messages.stream(
             model=MODEL, max_tokens=MAX_TOKENS, messages=self._messages(prompt)
         ) as events:
             for _ in events:
                 pass
             message = events.get_final_message()
-        _check(_text(message), want, "raw SDK stream")
+        return _text(message)
 
-    def round(self) -> None:
+    def round(self, prompt: str) -> str:
         message = self.client.messages.create(
-            model=MODEL, max_tokens=MAX_TOKENS, messages=self._messages(ROUND_PROMPT)
+            model=MODEL, max_tokens=MAX_TOKENS, messages=self._messages(prompt)
         )
-        _check(_text(message), "4", "raw SDK round")
+        return _text(message)
 
     def close(self) -> None:
         self.client.close()
-
-
-class Rig:
-    """rig_nb's loop over the Messages wire."""
-
-    def __init__(self, url: str, *, cap: int = 1 << 20) -> None:
-        from rig_nb import Client
-
-        self.client = Client(url, API_KEY, api="messages", max_response_bytes=cap)
-
-    def run(self, prompt: str, want: str, stream: bool) -> None:
-        from rig_nb import RunRequest
-
-        request = RunRequest(model=MODEL, max_tokens=MAX_TOKENS, prompt=prompt, stream=stream)
-        result = self.client.run(request)
-        _check(result.text, want, "rig_nb")
-
-    def close(self) -> None:
-        self.client.close()
-
-
-def _batch(fn: Callable[[], Any], n: int) -> Callable[[], list[Any]]:
-    return lambda: [fn() for _ in range(n)]
 
 
 def measure(samples: int, quick: bool = False) -> tuple[str, list[Figure]]:
-    n = 3 if quick else 5
-    rounds = 10 if quick else 30
-    prompt, want = stream_prompt(DELTAS, 1, "event"), reply_text(DELTAS)
-    with bench_servers() as (url,):
-        raw, rig = Raw(url), Rig(url, cap=4 << 20)
-        runs = {
-            "raw stream": _batch(lambda: raw.stream(prompt, want), n),
-            "rig stream": _batch(lambda: rig.run(prompt, want, True), n),
-            "raw round": _batch(raw.round, rounds),
-            "rig round": _batch(lambda: rig.run(ROUND_PROMPT, "4", False), rounds),
-        }
-        wall, cpu = sample_wall_cpu(runs, max(samples, 5) if not quick else samples, 1)
-        raw.close()
-        rig.close()
-    per = {"raw stream": n, "rig stream": n, "raw round": rounds, "rig round": rounds}
-    lines = [
+    times = sdk_wire(Raw, "messages", samples, quick)
+    heading = (
         f"\nMessages wire, same server, interleaved; streamed: {DELTAS:,} one-character "
-        f"text deltas, each event its own HTTP chunk, batches of {n}; one round: "
-        f"batches of {rounds}; {len(wall['raw stream'])} samples; ratios are medians of "
-        "within-sample ratios\n",
-        "| contender | wall per run | client CPU per run | wall ratio | CPU ratio |",
-        "|---|---|---|---|---|",
-    ]
-    labels = {
-        "raw stream": "raw anthropic SDK messages.stream, every event, get_final_message()",
-        "rig stream": 'rig_nb Client(api="messages").run(RunRequest(stream=True))',
-        "raw round": "raw anthropic SDK messages.create, text read",
-        "rig round": 'rig_nb Client(api="messages").run(RunRequest(...)), one round',
-    }
-    base = {k: k.replace("rig", "raw") for k in runs}
-    for key in runs:
-        w = sorted(wall[key])[len(wall[key]) // 2] / per[key]
-        c = sorted(cpu[key])[len(cpu[key]) // 2] / per[key]
-        lines.append(
-            f"| {labels[key]} | {ms(w)} | {ms(c)} | {ratio_of(wall, key, base[key]):.3f}x "
-            f"| {ratio_of(cpu, key, base[key]):.3f}x |"
-        )
-    stream_ratio = ratio_of(wall, "rig stream", "raw stream")
-    round_ratio = ratio_of(wall, "rig round", "raw round")
-    figures = [
-        Figure(
-            f"Messages, streamed {DELTAS:,}-delta run: rig_nb / raw anthropic SDK, wall",
-            f"{stream_ratio:.3f}x (client CPU {ratio_of(cpu, 'rig stream', 'raw stream'):.2f}x)",
-            f"<= {GOALS['stream']:.2f}x",
-            stream_ratio <= GOALS["stream"],
-        ),
-        Figure(
-            "Messages, one round: rig_nb / raw anthropic SDK messages.create, wall",
-            f"{round_ratio:.3f}x (client CPU {ratio_of(cpu, 'rig round', 'raw round'):.2f}x)",
-            f"<= {GOALS['round']:.2f}x",
-            round_ratio <= GOALS["round"],
-        ),
-    ]
-    return "\n".join(lines), figures
+        f"text deltas, each event its own HTTP chunk, batches of {times.batches['raw stream']}; "
+        f"one round: batches of {times.batches['raw round']}; {times.samples} samples; "
+        "ratios are medians of within-sample ratios\n"
+    )
+    return times.table(heading, LABELS), times.figures(TITLES, GOALS)
 
 
 if __name__ == "__main__":

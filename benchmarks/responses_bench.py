@@ -17,23 +17,22 @@ server in the same run, interleaved:
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import Any
 
-from common import API_KEY, MODEL, Figure, bench_servers, ms, run_alone, sample_wall_cpu
-from common import within_sample_ratio as ratio_of
+from common import API_KEY, MODEL, Figure, run_alone
 from contenders import http_client
-from server import reply_text, stream_prompt
+from wire_bench import DELTAS, MAX_TOKENS, sdk_wire
 
-DELTAS = 1000
-MAX_TOKENS = 4096
-GOALS = {"stream": 1.15, "round": 1.10}
-ROUND_PROMPT = "What is two plus two? Answer with the number alone."
-
-
-def _check(text: str, want: str, who: str) -> None:
-    if text != want:
-        raise AssertionError(f"{who}: reply of {len(text)} chars, expected {len(want)}")
+GOALS: dict[str, float | None] = {"stream": 1.15, "round": 1.10}
+TITLES = {
+    "stream": f"Responses, streamed {DELTAS:,}-delta run: rig_nb / raw SDK, wall",
+    "round": "Responses, one round: rig_nb / raw SDK responses.create, wall",
+}
+LABELS = {
+    "raw stream": "raw SDK responses.create(stream=True), every event consumed",
+    "rig stream": 'rig_nb Client(api="responses").run(RunRequest(stream=True))',
+    "raw round": "raw SDK responses.create, output_text read",
+    "rig round": 'rig_nb Client(api="responses").run(RunRequest(...)), one round',
+}
 
 
 class Raw:
@@ -44,7 +43,7 @@ class Raw:
 
         self.client = openai.OpenAI(api_key=API_KEY, base_url=url, http_client=http_client())
 
-    def stream(self, prompt: str, want: str) -> None:
+    def stream(self, prompt: str) -> str:
         parts: list[str] = []
         events = self.client.responses.create(
             model=MODEL, input=prompt, max_output_tokens=MAX_TOKENS, stream=True
@@ -53,96 +52,27 @@ class Raw:
             for event in events:
                 if event.type == "response.output_text.delta":
                     parts.append(event.delta)
-        _check("".join(parts), want, "raw SDK stream")
+        return "".join(parts)
 
-    def round(self) -> None:
+    def round(self, prompt: str) -> str:
         response = self.client.responses.create(
-            model=MODEL, input=ROUND_PROMPT, max_output_tokens=MAX_TOKENS
+            model=MODEL, input=prompt, max_output_tokens=MAX_TOKENS
         )
-        _check(response.output_text, "4", "raw SDK round")
+        return response.output_text
 
     def close(self) -> None:
         self.client.close()
-
-
-class Rig:
-    """rig_nb's loop over the Responses wire."""
-
-    def __init__(self, url: str, *, cap: int = 1 << 20) -> None:
-        from rig_nb import Client
-
-        self.client = Client(url, API_KEY, api="responses", max_response_bytes=cap)
-
-    def run(self, prompt: str, want: str, stream: bool) -> None:
-        from rig_nb import RunRequest
-
-        request = RunRequest(model=MODEL, max_tokens=MAX_TOKENS, prompt=prompt, stream=stream)
-        result = self.client.run(request)
-        _check(result.text, want, "rig_nb")
-
-    def close(self) -> None:
-        self.client.close()
-
-
-def _batch(fn: Callable[[], Any], n: int) -> Callable[[], list[Any]]:
-    return lambda: [fn() for _ in range(n)]
 
 
 def measure(samples: int, quick: bool = False) -> tuple[str, list[Figure]]:
-    n = 3 if quick else 5
-    rounds = 10 if quick else 30
-    prompt, want = stream_prompt(DELTAS, 1, "event"), reply_text(DELTAS)
-    with bench_servers() as (url,):
-        raw, rig = Raw(url), Rig(url, cap=4 << 20)
-        runs = {
-            "raw stream": _batch(lambda: raw.stream(prompt, want), n),
-            "rig stream": _batch(lambda: rig.run(prompt, want, True), n),
-            "raw round": _batch(raw.round, rounds),
-            "rig round": _batch(lambda: rig.run(ROUND_PROMPT, "4", False), rounds),
-        }
-        wall, cpu = sample_wall_cpu(runs, max(samples, 5) if not quick else samples, 1)
-        raw.close()
-        rig.close()
-    per = {"raw stream": n, "rig stream": n, "raw round": rounds, "rig round": rounds}
-    lines = [
+    times = sdk_wire(Raw, "responses", samples, quick)
+    heading = (
         f"\nResponses wire, same server, interleaved; streamed: {DELTAS:,} one-character "
-        f"output_text deltas, each event its own HTTP chunk, batches of {n}; one round: "
-        f"batches of {rounds}; {len(wall['raw stream'])} samples; ratios are medians of "
-        "within-sample ratios\n",
-        "| contender | wall per run | client CPU per run | wall ratio | CPU ratio |",
-        "|---|---|---|---|---|",
-    ]
-    labels = {
-        "raw stream": "raw SDK responses.create(stream=True), every event consumed",
-        "rig stream": 'rig_nb Client(api="responses").run(RunRequest(stream=True))',
-        "raw round": "raw SDK responses.create, output_text read",
-        "rig round": 'rig_nb Client(api="responses").run(RunRequest(...)), one round',
-    }
-    base = {k: k.replace("rig", "raw") for k in runs}
-    for key in runs:
-        w = sorted(wall[key])[len(wall[key]) // 2] / per[key]
-        c = sorted(cpu[key])[len(cpu[key]) // 2] / per[key]
-        lines.append(
-            f"| {labels[key]} | {ms(w)} | {ms(c)} | {ratio_of(wall, key, base[key]):.3f}x "
-            f"| {ratio_of(cpu, key, base[key]):.3f}x |"
-        )
-    stream_ratio = ratio_of(wall, "rig stream", "raw stream")
-    round_ratio = ratio_of(wall, "rig round", "raw round")
-    figures = [
-        Figure(
-            f"Responses, streamed {DELTAS:,}-delta run: rig_nb / raw SDK, wall",
-            f"{stream_ratio:.3f}x (client CPU {ratio_of(cpu, 'rig stream', 'raw stream'):.2f}x)",
-            f"<= {GOALS['stream']:.2f}x",
-            stream_ratio <= GOALS["stream"],
-        ),
-        Figure(
-            "Responses, one round: rig_nb / raw SDK responses.create, wall",
-            f"{round_ratio:.3f}x (client CPU {ratio_of(cpu, 'rig round', 'raw round'):.2f}x)",
-            f"<= {GOALS['round']:.2f}x",
-            round_ratio <= GOALS["round"],
-        ),
-    ]
-    return "\n".join(lines), figures
+        f"output_text deltas, each event its own HTTP chunk, batches of "
+        f"{times.batches['raw stream']}; one round: batches of {times.batches['raw round']}; "
+        f"{times.samples} samples; ratios are medians of within-sample ratios\n"
+    )
+    return times.table(heading, LABELS), times.figures(TITLES, GOALS)
 
 
 if __name__ == "__main__":
