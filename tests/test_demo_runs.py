@@ -4,44 +4,40 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Any
+from typing import NamedTuple
 
 import httpx
 import pytest
 from demo_requests import TEXT, loop, probe
 from shared import DIALECT_PERSONAS, PERSONAS
 
-from rig_nb import (
-    Client,
-)
-from rig_nb.demo import (
-    DemoServer,
-)
+from rig_nb import Client
+from rig_nb.demo import DemoServer
 from rig_nb.demo.dialect_personas import dialect_personas
 
 RECORDED = {p for p in PERSONAS if p.endswith("-recorded")}
 
 
-def _row(
-    model: str,
-    verdict: str,
-    outcome: str,
-    ending: str,
-    leaks: list[list[str]],
-    shapes: set[str],
-    calls: int,
-) -> Any:
-    return pytest.param(model, verdict, outcome, ending, leaks, shapes, calls, id=model)
+class Run(NamedTuple):
+    """What one persona's demo run promises: the probe's verdict, then the tool loop's."""
+
+    model: str
+    verdict: str
+    outcome: str
+    ending: str
+    leaks: list[list[str]]  # each iteration's
+    shapes: set[str]  # the iterations' reasoning shapes
+    calls: int
 
 
 NONE: list[str] = []
 TAG, HARMONY, MISTRAL = ["tool-call-tag"], ["harmony"], ["mistral-tool-calls"]
 CALL, NO_CALL, LIMIT = "tool call", "NoToolCallingError", "IterationLimitError"
 DEMO_RUNS = [
-    _row("well-behaved", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
-    _row("qwen3-no-parser", CALL, "ok", "answer", [NONE] * 3, {"unopened"}, 3),
-    _row("r1-json-sketch", CALL, "ok", "answer", [NONE] * 3, {"closed"}, 3),
-    _row(
+    Run("well-behaved", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("qwen3-no-parser", CALL, "ok", "answer", [NONE] * 3, {"unopened"}, 3),
+    Run("r1-json-sketch", CALL, "ok", "answer", [NONE] * 3, {"closed"}, 3),
+    Run(
         "budget-think",
         "OutputLimitError",
         "OutputLimitError",
@@ -50,21 +46,21 @@ DEMO_RUNS = [
         {"unclosed"},
         0,
     ),
-    _row("reasoning-field", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
-    _row("ollama-reasoning", CALL, "reasoning_only", "reasoning_only", [NONE] * 3, {"none"}, 3),
-    _row("hermes-text-tools", NO_CALL, TEXT, TEXT, [TAG], {"closed"}, 0),
-    _row("tool-spinner", CALL, LIMIT, "tool_calls", [NONE] * 8, {"none"}, 8),
-    _row("html-injector", CALL, "ok", "answer", [NONE] * 2, {"closed"}, 2),
-    _row("gpt-oss-raw-harmony", NO_CALL, TEXT, TEXT, [HARMONY], {"none"}, 0),
-    _row("gpt-oss-stripped-tokens", CALL, "ok", "answer", [HARMONY] * 3, {"none"}, 3),
-    _row("qwen3-coder-text-calls", NO_CALL, TEXT, TEXT, [[*TAG, "function-tag"]], {"none"}, 0),
-    _row("mistral-text-calls", NO_CALL, TEXT, TEXT, [MISTRAL], {"none"}, 0),
-    _row("mistral-mlx-text-calls", NO_CALL, TEXT, TEXT, [MISTRAL], {"none"}, 0),
-    _row("draft-then-call", CALL, "ok", "answer", [TAG] * 3, {"closed"}, 3),
-    _row("answer-in-reasoning", CALL, "reasoning_only", "reasoning_only", [NONE] * 3, {"none"}, 3),
-    _row("gateway-reasoning-details", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
-    _row("minimax-xml-calls", NO_CALL, TEXT, TEXT, [["minimax-tool-calls"]], {"closed"}, 0),
-    _row(
+    Run("reasoning-field", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("ollama-reasoning", CALL, "reasoning_only", "reasoning_only", [NONE] * 3, {"none"}, 3),
+    Run("hermes-text-tools", NO_CALL, TEXT, TEXT, [TAG], {"closed"}, 0),
+    Run("tool-spinner", CALL, LIMIT, "tool_calls", [NONE] * 8, {"none"}, 8),
+    Run("html-injector", CALL, "ok", "answer", [NONE] * 2, {"closed"}, 2),
+    Run("gpt-oss-raw-harmony", NO_CALL, TEXT, TEXT, [HARMONY], {"none"}, 0),
+    Run("gpt-oss-stripped-tokens", CALL, "ok", "answer", [HARMONY] * 3, {"none"}, 3),
+    Run("qwen3-coder-text-calls", NO_CALL, TEXT, TEXT, [[*TAG, "function-tag"]], {"none"}, 0),
+    Run("mistral-text-calls", NO_CALL, TEXT, TEXT, [MISTRAL], {"none"}, 0),
+    Run("mistral-mlx-text-calls", NO_CALL, TEXT, TEXT, [MISTRAL], {"none"}, 0),
+    Run("draft-then-call", CALL, "ok", "answer", [TAG] * 3, {"closed"}, 3),
+    Run("answer-in-reasoning", CALL, "reasoning_only", "reasoning_only", [NONE] * 3, {"none"}, 3),
+    Run("gateway-reasoning-details", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("minimax-xml-calls", NO_CALL, TEXT, TEXT, [["minimax-tool-calls"]], {"closed"}, 0),
+    Run(
         "gemma4-text-calls",
         NO_CALL,
         TEXT,
@@ -73,8 +69,8 @@ DEMO_RUNS = [
         {"none"},
         0,
     ),
-    _row("deepseek-v31-tokens", NO_CALL, TEXT, TEXT, [["deepseek-tool-calls"]], {"unopened"}, 0),
-    _row(
+    Run("deepseek-v31-tokens", NO_CALL, TEXT, TEXT, [["deepseek-tool-calls"]], {"unopened"}, 0),
+    Run(
         "kimi-calls-in-reasoning",
         NO_CALL,
         "tool_calls_in_reasoning",
@@ -83,23 +79,23 @@ DEMO_RUNS = [
         {"none"},
         0,
     ),
-    _row("gpt-oss-analysis-recipient", NO_CALL, TEXT, TEXT, [HARMONY], {"none"}, 0),
-    _row("glm-markup-in-tool-name", CALL, "ok", "answer", [NONE] * 2, {"none"}, 2),
-    _row("deepseek-thinking-tools", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
-    _row("vllm-reads-reasoning", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
-    _row("ignores-thinking-switch", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
-    _row("honors-thinking-switch", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
-    _row("vllm-json-in-reasoning", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
-    _row("lmstudio-json-in-reasoning", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
-    _row("vllm-json-thinking-off", CALL, "ok", "answer", [NONE] * 3, {"closed"}, 3),
-    _row("schema-ignored", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
-    _row("agent-shape-text-calls", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
-    _row("ollama-truncates-silently", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
-    _row("llama-context-error", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
-    _row("cache-breaking-template", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
-    _row("crossed-streams", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("gpt-oss-analysis-recipient", NO_CALL, TEXT, TEXT, [HARMONY], {"none"}, 0),
+    Run("glm-markup-in-tool-name", CALL, "ok", "answer", [NONE] * 2, {"none"}, 2),
+    Run("deepseek-thinking-tools", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("vllm-reads-reasoning", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("ignores-thinking-switch", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("honors-thinking-switch", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("vllm-json-in-reasoning", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("lmstudio-json-in-reasoning", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("vllm-json-thinking-off", CALL, "ok", "answer", [NONE] * 3, {"closed"}, 3),
+    Run("schema-ignored", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("agent-shape-text-calls", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("ollama-truncates-silently", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("llama-context-error", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("cache-breaking-template", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("crossed-streams", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     # Real llama-server replies: SmolLM2 under a Qwen3-style template that opens <think>.
-    _row(
+    Run(
         "llama-server-deepseek-recorded",
         NO_CALL,
         "reasoning_only",
@@ -108,7 +104,7 @@ DEMO_RUNS = [
         {"none"},
         0,
     ),
-    _row(
+    Run(
         "llama-server-none-recorded",
         NO_CALL,
         "reasoning_only",
@@ -117,30 +113,21 @@ DEMO_RUNS = [
         {"unclosed"},
         0,
     ),
-    _row("llama-server-skip-recorded", NO_CALL, "ok", "answer", [NONE], {"none"}, 0),
-    _row("smollm2-chatml-recorded", NO_CALL, "ok", "answer", [NONE], {"none"}, 0),
-    _row("smollm2-recorded", CALL, LIMIT, "tool_calls", [NONE] * 8, {"none"}, 8),
+    Run("llama-server-skip-recorded", NO_CALL, "ok", "answer", [NONE], {"none"}, 0),
+    Run("smollm2-chatml-recorded", NO_CALL, "ok", "answer", [NONE], {"none"}, 0),
+    Run("smollm2-recorded", CALL, LIMIT, "tool_calls", [NONE] * 8, {"none"}, 8),
 ]
 
 
 def test_the_table_covers_every_persona(demo: DemoServer) -> None:
-    assert [p.values[0] for p in DEMO_RUNS] == demo.models == PERSONAS
+    assert [run.model for run in DEMO_RUNS] == demo.models == PERSONAS
 
 
-@pytest.mark.parametrize(
-    ("model", "verdict", "outcome", "ending", "leaks", "shapes", "calls"), DEMO_RUNS
-)
+@pytest.mark.parametrize("run", DEMO_RUNS, ids=[run.model for run in DEMO_RUNS])
 def test_demo_run_ends_as_the_persona_promises(
-    demo_client: Client,
-    demo: DemoServer,
-    model: str,
-    verdict: str,
-    outcome: str,
-    ending: str,
-    leaks: list[list[str]],
-    shapes: set[str],
-    calls: int,
+    demo_client: Client, demo: DemoServer, run: Run
 ) -> None:
+    model, verdict, outcome, ending, leaks, shapes, calls = run
     assert probe(demo_client, model) == verdict
     got, trace = loop(demo_client, model)
     assert got == outcome

@@ -343,6 +343,18 @@ def test_a_server_without_the_route_says_so(server: ScriptedServer) -> None:
     assert "/messages answered 404" in raised.value.message
 
 
+@tool
+def ping(n: int) -> str:
+    """Ping."""
+    return f"pong {n}"
+
+
+def _push_tool_round(server: ScriptedServer, first: dict[str, Any], stream: bool) -> None:
+    """`first` (a reply calling `ping`), then a closing "Done.", whole or as event streams."""
+    replies = [first, message(text("Done."))]
+    server.push(*([sse(_events_of(r)) for r in replies] if stream else replies))
+
+
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 def test_thinking_goes_back_first_with_its_signature_unchanged(
     server: ScriptedServer, stream: bool
@@ -354,17 +366,7 @@ def test_thinking_goes_back_first_with_its_signature_unchanged(
         use("toolu_2", "ping", {"n": 2}),
         stop="tool_use",
     )
-    last = message(text("Done."))
-    if stream:
-        server.push(sse(_events_of(first)), sse(_events_of(last)))
-    else:
-        server.push(first, last)
-
-    @tool
-    def ping(n: int) -> str:
-        """Ping."""
-        return f"pong {n}"
-
+    _push_tool_round(server, first, stream)
     with Client(server.base_url, api="messages", server="llama.cpp") as client:
         trace = client.run_trace(
             RunRequest("m", 256, prompt="ping", tools=(ping,), stream=stream, thinking=True)
@@ -413,17 +415,7 @@ def test_redacted_thinking_goes_back_unchanged(
     hidden = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a=="}
     blocks = [thinking("Ping it.", "sig-1")] if with_text else []
     first = message(*blocks, hidden, use("toolu_1", "ping", {"n": 1}), stop="tool_use")
-    last = message(text("Done."))
-    if stream:
-        server.push(sse(_events_of(first)), sse(_events_of(last)))
-    else:
-        server.push(first, last)
-
-    @tool
-    def ping(n: int) -> str:
-        """Ping."""
-        return f"pong {n}"
-
+    _push_tool_round(server, first, stream)
     with Client(server.base_url, api="messages") as client:
         trace = client.run_trace(RunRequest("m", 256, prompt="ping", tools=(ping,), stream=stream))
     assert trace.outcome == "ok", trace.error

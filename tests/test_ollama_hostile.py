@@ -1,9 +1,10 @@
 """Bad input on Ollama's native wire: each a clear error (or a recorded stream fault where
 the reader can go on), bounded in time and memory, what arrived kept, no secret shown.
 
-A line cut at the deadline, a 50 MB line, `{"error": ...}` mid-stream, HTTP 200 with an
-HTML page, a key echoed in an error, a line that is not JSON, a stream without its
-`done` line, and the `done` line ending the reply while the connection stays open.
+A 50 MB line, `{"error": ...}` mid-stream, HTTP 200 with an HTML page, a key echoed in an
+error, a line that is not JSON, a stream without its `done` line, and the `done` line
+ending the reply while the connection stays open. A line cut at the deadline is in
+test_wire_hostile.py, with the other wires.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from test_hostile import KEY, SECRET_PATH, _elapsed, drip
+from test_hostile import KEY, SECRET_PATH, _elapsed
 
 from rig_nb import BackendError, Client, ResponseTooLargeError, RunRequest, Trace
 from rig_nb.testing import Response, ScriptedServer
@@ -42,25 +43,6 @@ def _run(server: ScriptedServer, body: Any, *, stream: bool = True, **client: An
     server.push(Response(body, headers=NDJSON))
     with Client(server.base_url, api="ollama", max_retries=0, **client) as c:
         return c.run_trace(RunRequest("m", 16, prompt="hi", stream=stream))
-
-
-@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-def test_a_line_cut_at_the_deadline(server: ScriptedServer, stream: bool) -> None:
-    head = (
-        _line("partial answer") + b'{"model": "m", "message": {"content": "cut' if stream else b"{"
-    )
-    server.push(Response(drip(head, 0.05), headers=NDJSON))
-    trace = Trace()
-    with Client(server.base_url, api="ollama", timeout=5, deadline=1.0, max_retries=0) as c:
-        took, exc = _elapsed(
-            lambda: c.run(RunRequest("m", 16, prompt="hi", stream=stream), trace=trace)
-        )
-    assert isinstance(exc, BackendError) and exc.kind == "deadline"
-    assert took < 3.0  # the drip would last 500 s
-    it = trace.iterations[0]
-    assert it.ending == "error"
-    if stream:
-        assert it.raw_content == "partial answer" and it.chunks == 1
 
 
 def _huge_line(total: int) -> Iterator[bytes]:
