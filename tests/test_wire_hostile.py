@@ -1,6 +1,5 @@
 """Hostile replies the wires meet alike: one test a case, run over the wires of `WIRES`,
-each sending its own bytes (`DRIPS`). The chat wire's drip is in test_hostile.py, with
-chat's other cases."""
+each sending its own bytes (`DRIPS`)."""
 
 from __future__ import annotations
 
@@ -31,6 +30,11 @@ class Drip(NamedTuple):
 
 
 DRIPS = {
+    "chat": Drip(
+        b'data: {"choices": [{"delta": {"content": "partial answer"}}]}\n\n',
+        "text/event-stream",
+        1,
+    ),
     "responses": Drip(
         b'data: {"type": "response.output_text.delta", "delta": "partial answer"}\n\n',
         "text/event-stream",
@@ -55,13 +59,15 @@ DRIPS = {
 }
 
 
-def test_every_wire_but_chat_has_its_drip() -> None:
-    assert list(DRIPS) == [api for api in WIRES if api != "chat"]
+def test_every_wire_has_its_drip() -> None:
+    assert list(DRIPS) == list(WIRES)
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 @pytest.mark.parametrize("api", list(DRIPS))
-def test_a_drip_is_stopped_at_the_deadline(server: ScriptedServer, api: str, stream: bool) -> None:
+def test_a_drip_under_the_read_timeout_is_stopped_at_the_deadline(
+    server: ScriptedServer, api: str, stream: bool
+) -> None:
     sent = DRIPS[api]
     head = sent.head if stream else b"{"
     server.push(Response(drip(head, 0.05), headers={"content-type": sent.content_type}))
