@@ -1,157 +1,34 @@
-"""The Responses API as a second wire (issue 22): the same loop, trace and endings over it.
+"""The Responses API as a second wire (issue 22): what goes on it and how it is read.
 
-Every demo persona and every scripted reply of the stream-parity table gives the same
-RunResult and trace over `/responses` as over `/chat/completions`, streamed or not,
-apart from timing fields, `settings["api"]`, and which chat field carried reasoning
-(over Responses it is a `reasoning` item; `reasoning_field` says `reasoning_text` or
-`summary_text`). Then what goes on the wire, how replies and streams are read, and each
-bad input as a clear BackendError with what arrived kept.
+That every persona, scripted reply and probe runs the same over `/responses` as over
+`/chat/completions` is in test_wire_parity.py (over Responses reasoning is a `reasoning`
+item; `reasoning_field` says `reasoning_text` or `summary_text`). Here: what goes on the
+wire, how replies and streams are read, and each bad input as a clear BackendError with
+what arrived kept.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 from runs import LoopRunner
-from shared import ECHO, PERSONAS
-from test_stream_parity import PROBES, SCRIPTS, TEXT_TOOL_MODELS, run_once, untimed
+from shared import ECHO
 
-from rig_nb import BackendError, Client, RunRequest, Trace
-from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools
+from rig_nb import BackendError, Client, RunRequest
+from rig_nb.demo import DEMO_PROMPT, DemoServer, demo_tools
 from rig_nb.testing import (
-    RecordedRequest,
     Response,
     ScriptedServer,
     chat_reply,
     sse_body,
     tool_call,
 )
-from rig_nb.wire import REASONING_FIELDS
 
 SSE = {"content-type": "text/event-stream"}
 THINKING = "Let me think about this for a moment."
 RESPONSES: dict[str, Any] = {"api": "responses", "max_tokens": 32}  # a run_loop run
-
-
-def wire_neutral(trace: Trace) -> dict[str, Any]:
-    """The untimed trace without what names the wire: settings["api"], and which field
-    carried reasoning (a chat field name, or a Responses reasoning item's part type)."""
-    data = untimed(trace.to_dict())
-    data["settings"].pop("api")
-    for it in data["iterations"]:
-        it["reasoning_field"] = bool(it["reasoning_field"])
-        if "replayed" in it:
-            it["replayed"] = bool(it["replayed"])
-        it["messages"] = [
-            {("reasoning" if k in REASONING_FIELDS else k): v for k, v in m.items()}
-            for m in it["messages"]
-        ]
-    return data
-
-
-def four_ways(base_url: str, request: RunRequest) -> dict[tuple[str, bool], tuple[Any, Trace]]:
-    out = {}
-    for api in ("chat", "responses"):
-        with Client(base_url, api=api, max_retries=0) as client:
-            for stream in (False, True):
-                out[api, stream] = run_once(client, request, stream)
-    return out
-
-
-def assert_same_over_both_wires(runs: Mapping[tuple[str, bool], tuple[Any, Trace]]) -> None:
-    result, trace = runs["chat", False]
-    for (api, stream), (other, other_trace) in runs.items():
-        assert other == result, (api, stream)
-        assert wire_neutral(other_trace) == wire_neutral(trace), (api, stream)
-        assert other_trace.settings["api"] == api
-        for it in other_trace.iterations:
-            assert it.streamed is stream
-
-
-@pytest.fixture(scope="module")
-def quick_demo() -> Any:
-    with DemoServer(stream_first_delay=0, stream_interval=0) as server:
-        yield server
-
-
-@pytest.mark.parametrize("model", PERSONAS)
-def test_every_persona_runs_the_same_over_both_wires(quick_demo: DemoServer, model: str) -> None:
-    request = RunRequest(model, 512, system=DEMO_SYSTEM, prompt=DEMO_PROMPT, tools=demo_tools())
-    assert_same_over_both_wires(four_ways(quick_demo.base_url, request))
-
-
-@pytest.mark.parametrize("model", TEXT_TOOL_MODELS)
-def test_recovered_text_calls_run_the_same_over_both_wires(
-    quick_demo: DemoServer, model: str
-) -> None:
-    request = RunRequest(
-        model,
-        512,
-        system=DEMO_SYSTEM,
-        prompt=DEMO_PROMPT,
-        tools=demo_tools(),
-        recover_text_tool_calls=True,
-    )
-    runs = four_ways(quick_demo.base_url, request)
-    assert_same_over_both_wires(runs)
-    assert len(runs["responses", True][1].tool_calls) == 3
-
-
-@pytest.mark.parametrize("model", PERSONAS)
-def test_every_persona_probes_the_same_over_both_wires(quick_demo: DemoServer, model: str) -> None:
-    traces = {}
-    for api in ("chat", "responses"):
-        with Client(quick_demo.base_url, api=api) as client:
-            for stream in (False, True):
-                traces[api, stream] = client.probe_trace(model, stream=stream)
-    plain = traces["chat", False]
-    for (api, _), trace in traces.items():
-        assert trace.outcome == plain.outcome
-        assert trace.settings["api"] == api
-        assert wire_neutral(trace) == wire_neutral(plain)
-
-
-def _serve_twice(server: ScriptedServer, replies: Sequence[Mapping[str, Any]], n: int) -> list[Any]:
-    queue: list[Mapping[str, Any]] = []
-
-    def serve(request: RecordedRequest) -> Mapping[str, Any]:
-        return queue.pop(0)
-
-    server.push(*[serve] * n)
-    return queue
-
-
-@pytest.mark.parametrize("replies", SCRIPTS)
-def test_scripted_replies_run_the_same_over_both_wires(
-    server: ScriptedServer, replies: Sequence[Mapping[str, Any]]
-) -> None:
-    queue = _serve_twice(server, replies, 4 * 3)
-    request = RunRequest("scripted", 256, prompt="Echo something.", tools=(ECHO,), max_iterations=3)
-    runs = {}
-    for api in ("chat", "responses"):
-        with Client(server.base_url, api=api, max_retries=0) as client:
-            for stream in (False, True):
-                queue[:] = replies
-                runs[api, stream] = run_once(client, request, stream)
-    assert_same_over_both_wires(runs)
-    paths = {r.path for r in server.requests}
-    assert paths == {"/v1/chat/completions", "/v1/responses"}
-
-
-@pytest.mark.parametrize("reply", PROBES)
-def test_scripted_probe_is_the_same_over_both_wires(
-    server: ScriptedServer, reply: Mapping[str, Any]
-) -> None:
-    server.push(*[reply] * 4)
-    traces = []
-    for api in ("chat", "responses"):
-        with Client(server.base_url, api=api) as client:
-            traces += [client.probe_trace("scripted", stream=s) for s in (False, True)]
-    assert len({t.outcome for t in traces}) == 1
-    assert all(wire_neutral(t) == wire_neutral(traces[0]) for t in traces)
 
 
 # What goes on the wire.
@@ -459,15 +336,15 @@ def test_a_server_without_the_route_says_so(stream: bool) -> None:
     assert "no Responses API" in exc.message and 'api="chat"' in exc.message
 
 
-def test_the_demo_serves_responses_streamed_and_not(quick_demo: DemoServer) -> None:
+def test_the_demo_serves_responses_streamed_and_not(demo: DemoServer) -> None:
     request = RunRequest("reasoning-field", 512, prompt=DEMO_PROMPT, tools=demo_tools())
-    with Client(quick_demo.base_url, api="responses") as client:
+    with Client(demo.base_url, api="responses") as client:
         for stream in (False, True):
             result = client.run(dataclasses.replace(request, stream=stream))
             assert result.trace.settings["api"] == "responses"
             assert result.trace.outcome == "ok" and result.tool_calls == 3
             assert result.trace.iterations[0].reasoning_field == "reasoning_text"
-    assert quick_demo.requests[-1].path == "/v1/responses"
+    assert demo.requests[-1].path == "/v1/responses"
 
 
 @pytest.mark.parametrize(

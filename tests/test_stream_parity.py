@@ -15,13 +15,13 @@ from typing import Any
 
 import httpx
 import pytest
-from shared import ECHO, PERSONAS
+from parity_view import Script, persona_request, run_once, scripted_request, untimed
+from shared import PERSONAS
 
-from rig_nb import Client, RigError, RunRequest, Trace
-from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools
-from rig_nb.testing import RecordedRequest, ScriptedServer, chat_reply, tool_call
+from rig_nb import Client, RunRequest, Trace
+from rig_nb.demo import DEMO_PROMPT, DemoServer, demo_tools
+from rig_nb.testing import ScriptedServer, chat_reply, tool_call
 
-TIMING = frozenset({"latency_s", "ttft_s", "elapsed_s", "duration_s", "chunks", "streamed"})
 DEMO_MODELS = PERSONAS
 TEXT_TOOL_MODELS = [
     "hermes-text-tools",
@@ -31,25 +31,6 @@ TEXT_TOOL_MODELS = [
     "mistral-mlx-text-calls",
     "draft-then-call",
 ]
-
-
-def untimed(value: Any) -> Any:
-    """A trace's dict with every timing field removed, at any depth."""
-    if isinstance(value, dict):
-        return {k: untimed(v) for k, v in value.items() if k not in TIMING}
-    if isinstance(value, list):
-        return [untimed(v) for v in value]
-    return value
-
-
-def run_once(client: Client, request: RunRequest, stream: bool) -> tuple[Any, Trace]:
-    """(result, trace); result is (text, iterations, tool_calls) or the error class name."""
-    try:
-        result = client.run(dataclasses.replace(request, stream=stream))
-    except RigError as exc:
-        assert exc.trace is not None
-        return type(exc).__name__, exc.trace
-    return (result.text, result.iterations, result.tool_calls), result.trace
 
 
 def run_both_ways(client: Client, request: RunRequest) -> list[tuple[Any, Trace]]:
@@ -74,21 +55,13 @@ def test_the_table_covers_every_persona(demo: DemoServer) -> None:
 
 @pytest.mark.parametrize("model", DEMO_MODELS)
 def test_every_persona_runs_the_same_streamed(demo_client: Client, model: str) -> None:
-    request = RunRequest(model, 512, system=DEMO_SYSTEM, prompt=DEMO_PROMPT, tools=demo_tools())
-    plain, streamed = run_both_ways(demo_client, request)
+    plain, streamed = run_both_ways(demo_client, persona_request(model))
     assert_same(plain, streamed)
 
 
 @pytest.mark.parametrize("model", TEXT_TOOL_MODELS)
 def test_recovered_text_calls_run_the_same_streamed(demo_client: Client, model: str) -> None:
-    request = RunRequest(
-        model,
-        512,
-        system=DEMO_SYSTEM,
-        prompt=DEMO_PROMPT,
-        tools=demo_tools(),
-        recover_text_tool_calls=True,
-    )
+    request = persona_request(model, recover_text_tool_calls=True)
     plain, streamed = run_both_ways(demo_client, request)
     assert_same(plain, streamed)
     assert len(plain[1].tool_calls) == 3  # the loop did run: the rows compare real work
@@ -206,24 +179,12 @@ def test_scripted_replies_run_the_same_streamed(
     server: ScriptedServer, replies: Sequence[Mapping[str, Any]], recover: bool
 ) -> None:
     # One server for both runs (the trace names its endpoint), each run served from the top.
-    queue: list[Mapping[str, Any]] = []
-
-    def serve(request: RecordedRequest) -> Mapping[str, Any]:
-        return queue.pop(0)
-
-    server.push(*[serve] * 2 * 3)  # at most 3 requests a run
-    request = RunRequest(
-        "scripted",
-        256,
-        prompt="Echo something.",
-        tools=(ECHO,),
-        max_iterations=3,
-        recover_text_tool_calls=recover,
-    )
+    script = Script(server, replies, runs=2)
+    request = scripted_request(recover_text_tool_calls=recover)
     with Client(server.base_url, max_retries=0) as client:
-        queue[:] = replies
+        script.rewind()
         plain = run_once(client, request, False)
-        queue[:] = replies
+        script.rewind()
         streamed = run_once(client, request, True)
     assert_same(plain, streamed)
     sent = [r.json for r in server.requests]

@@ -1,28 +1,41 @@
-"""Every wire gives every persona the same outcome and the same endings (issue 32).
+"""Every wire runs the loop as chat does (issues 22 and 32): one table over `WIRES`.
 
 The demo loop of every persona runs over each wire in `WIRES`, streamed and not: the run's
-outcome, how each turn ended, the final text and the calls made are the same for all. The
-traces in full are compared wire by wire against chat in test_responses_wire.py,
-test_messages_parity.py and test_ollama_parity.py; this is the one table over all of them,
-so a wire added later is held to it without a new test.
+outcome, how each turn ended, the final text and the calls made are the same for all.
+Then each wire against chat in full: every persona, every recovered text-call model,
+every scripted reply of the stream-parity table and every probe give the same result and
+the same trace over the wire as over `/chat/completions`, streamed or not, apart from what
+the wire's row of `parity_view.CARRIES` sets aside. A wire added later is held to all of
+it by its row; what only one wire does is tested in its own module.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+from parity_view import (
+    CARRIES,
+    MISTRAL_ID,
+    Script,
+    assert_probes_same,
+    assert_runs_same,
+    persona_request,
+    runs_over,
+    scripted_request,
+)
 from shared import PERSONAS
+from test_stream_parity import PROBES, SCRIPTS, TEXT_TOOL_MODELS
 
-from rig_nb import Client, RunRequest, Trace
-from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools
+from rig_nb import Client, Trace
+from rig_nb.demo import DemoServer
+from rig_nb.testing import ScriptedServer
 from rig_nb.wire import WIRES
 
-# Call ids a Mistral persona writes in its content are made from the request, whose ids
-# the loop made: they differ between wires, as any two runs' ids may.
-_MISTRAL_ID = re.compile(r'"id": "[0-9a-f]{9}"')
+# Every wire but chat, each compared with chat.
+OTHER_WIRES = [wire for wire in WIRES if wire != "chat"]
 
 
 def _shape(trace: Trace) -> tuple[Any, ...]:
@@ -31,7 +44,7 @@ def _shape(trace: Trace) -> tuple[Any, ...]:
         trace.outcome,
         [it.ending for it in trace.iterations],
         [it.finish_reason for it in trace.iterations],
-        _MISTRAL_ID.sub('"id": ""', trace.iterations[-1].text) if trace.iterations else "",
+        MISTRAL_ID.sub('"id": ""', trace.iterations[-1].text) if trace.iterations else "",
         [[c.name for c in it.tool_calls] for it in trace.iterations],
     )
 
@@ -44,7 +57,7 @@ def paced() -> Any:
 
 @pytest.mark.parametrize("model", PERSONAS)
 def test_every_persona_ends_alike_over_every_wire(paced: DemoServer, model: str) -> None:
-    request = RunRequest(model, 512, system=DEMO_SYSTEM, prompt=DEMO_PROMPT, tools=demo_tools())
+    request = persona_request(model)
     shapes: dict[tuple[str, bool], tuple[Any, ...]] = {}
     for api in WIRES:
         with Client(paced.base_url, api=api, max_retries=0) as client:
@@ -59,6 +72,52 @@ def test_every_persona_ends_alike_over_every_wire(paced: DemoServer, model: str)
 
 
 def test_the_table_covers_every_wire_and_persona(paced: DemoServer) -> None:
-    # The table above is only as good as its rows: four wires, and the demo's personas.
+    # The tables here are only as good as their rows: four wires, each with a row saying
+    # what it carries otherwise than chat, and the demo's personas.
     assert list(WIRES) == ["chat", "responses", "messages", "ollama"]
+    assert list(CARRIES) == list(WIRES)
     assert set(PERSONAS) <= set(paced.models)
+
+
+@pytest.mark.parametrize("model", PERSONAS)
+@pytest.mark.parametrize("wire", OTHER_WIRES)
+def test_every_persona_runs_the_same_as_over_chat(paced: DemoServer, wire: str, model: str) -> None:
+    assert_runs_same(runs_over(paced.base_url, persona_request(model), wire), wire)
+
+
+@pytest.mark.parametrize("model", TEXT_TOOL_MODELS)
+@pytest.mark.parametrize("wire", OTHER_WIRES)
+def test_recovered_text_calls_run_the_same_as_over_chat(
+    paced: DemoServer, wire: str, model: str
+) -> None:
+    request = persona_request(model, recover_text_tool_calls=True)
+    runs = runs_over(paced.base_url, request, wire)
+    assert_runs_same(runs, wire)
+    assert len(runs[wire, True][1].tool_calls) == 3  # the loop did run: the rows compare real work
+
+
+@pytest.mark.parametrize("model", PERSONAS)
+@pytest.mark.parametrize("wire", OTHER_WIRES)
+def test_every_persona_probes_the_same_as_over_chat(
+    paced: DemoServer, wire: str, model: str
+) -> None:
+    assert_probes_same(paced.base_url, model, wire)
+
+
+@pytest.mark.parametrize("replies", SCRIPTS)
+@pytest.mark.parametrize("wire", OTHER_WIRES)
+def test_scripted_replies_run_the_same_as_over_chat(
+    server: ScriptedServer, wire: str, replies: Sequence[Mapping[str, Any]]
+) -> None:
+    script = Script(server, replies, runs=4)
+    assert_runs_same(runs_over(server.base_url, scripted_request(), wire, script.rewind), wire)
+    assert {r.path for r in server.requests} == {CARRIES["chat"].path, CARRIES[wire].path}
+
+
+@pytest.mark.parametrize("reply", PROBES)
+@pytest.mark.parametrize("wire", OTHER_WIRES)
+def test_scripted_probe_is_the_same_as_over_chat(
+    server: ScriptedServer, wire: str, reply: Mapping[str, Any]
+) -> None:
+    server.push(*[reply] * 4)
+    assert_probes_same(server.base_url, "scripted", wire)
