@@ -321,56 +321,50 @@ RESPONSE = {
 }
 
 
+def _item_events(
+    index: int, item: dict[str, Any], empty: dict[str, Any], kind: str, pieces: tuple[str, ...]
+) -> Iterator[dict[str, Any]]:
+    """One output item streamed: added (as `empty`), its deltas of `kind`, done."""
+    yield {"type": "response.output_item.added", "output_index": index, "item": empty}
+    for piece in pieces:
+        delta = {"type": kind, "output_index": index, "item_id": item["id"], "delta": piece}
+        if kind != "response.function_call_arguments.delta":
+            delta = {**delta, "content_index": 0}
+        yield delta
+    if kind == "response.function_call_arguments.delta":
+        yield {
+            "type": "response.function_call_arguments.done",
+            "output_index": index,
+            "item_id": item["id"],
+            "arguments": "".join(pieces),
+        }
+    yield {"type": "response.output_item.done", "output_index": index, "item": item}
+
+
 def _responses_events() -> Iterator[dict[str, Any]]:
     started = {**RESPONSE, "status": "in_progress", "output": [], "usage": None}
     yield {"type": "response.created", "response": started}
-    yield {
-        "type": "response.output_item.added",
-        "output_index": 0,
-        "item": {**RS_ITEM, "content": []},
-    }
-    for piece in ("Need ", "weather."):
-        yield {
-            "type": "response.reasoning_text.delta",
-            "output_index": 0,
-            "item_id": "rs_1",
-            "content_index": 0,
-            "delta": piece,
-        }
-    yield {"type": "response.output_item.done", "output_index": 0, "item": RS_ITEM}
-    yield {
-        "type": "response.output_item.added",
-        "output_index": 1,
-        "item": {**MSG_ITEM, "content": []},
-    }
-    for piece in ("Let me ", "check."):
-        yield {
-            "type": "response.output_text.delta",
-            "output_index": 1,
-            "item_id": "msg_1",
-            "content_index": 0,
-            "delta": piece,
-        }
-    yield {"type": "response.output_item.done", "output_index": 1, "item": MSG_ITEM}
-    yield {
-        "type": "response.output_item.added",
-        "output_index": 2,
-        "item": {**FC_ITEM, "arguments": ""},
-    }
-    for piece in ('{"city":', '"Oslo"}'):
-        yield {
-            "type": "response.function_call_arguments.delta",
-            "output_index": 2,
-            "item_id": "fc_1",
-            "delta": piece,
-        }
-    yield {
-        "type": "response.function_call_arguments.done",
-        "output_index": 2,
-        "item_id": "fc_1",
-        "arguments": '{"city":"Oslo"}',
-    }
-    yield {"type": "response.output_item.done", "output_index": 2, "item": FC_ITEM}
+    yield from _item_events(
+        0,
+        RS_ITEM,
+        {**RS_ITEM, "content": []},
+        "response.reasoning_text.delta",
+        ("Need ", "weather."),
+    )
+    yield from _item_events(
+        1,
+        MSG_ITEM,
+        {**MSG_ITEM, "content": []},
+        "response.output_text.delta",
+        ("Let me ", "check."),
+    )
+    yield from _item_events(
+        2,
+        FC_ITEM,
+        {**FC_ITEM, "arguments": ""},
+        "response.function_call_arguments.delta",
+        ('{"city":', '"Oslo"}'),
+    )
     yield {"type": "response.completed", "response": RESPONSE}
 
 

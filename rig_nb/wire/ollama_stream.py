@@ -15,13 +15,13 @@ from ..errors import BackendError
 from .base import Reply
 from .ndjson import Lines, decode_line
 from .ollama import error_text, finish_of, not_json, ollama_call, server_timings, usage_of
-from .stream import FaultLog
+from .stream import DeltaReader
 from .utf16 import TextDeltas, whole
 
 __all__ = ["OllamaReader", "read_ollama_stream"]
 
 
-class OllamaReader(FaultLog):
+class OllamaReader(DeltaReader):
     """Reads the lines of one `/api/chat` stream (a `rig_nb.wire.Reader`): the text so far
     grows as it comes, so a live view grows and a failed stream keeps what arrived."""
 
@@ -33,14 +33,6 @@ class OllamaReader(FaultLog):
         self.final: Reply | None = None
         self.faults: list[str] = []
         self._top_level: set[str] = set()
-
-    @property
-    def content(self) -> str:
-        return self._content.live
-
-    @property
-    def reasoning(self) -> str:
-        return self._reasoning.live
 
     def _call(self, raw: Any) -> None:
         call = ollama_call(raw)

@@ -26,7 +26,14 @@ from .chat import (
 from .sse import DONE, json_events
 from .utf16 import TextDeltas, whole
 
-__all__ = ["MAX_FAULTS", "FaultLog", "StreamAssembler", "read_stream", "stream_chunks"]
+__all__ = [
+    "MAX_FAULTS",
+    "DeltaReader",
+    "FaultLog",
+    "StreamAssembler",
+    "read_stream",
+    "stream_chunks",
+]
 
 MAX_FAULTS = 20
 
@@ -41,6 +48,22 @@ class FaultLog:
         """Record one stream fault (a short line), once; the first MAX_FAULTS are kept."""
         if len(self.faults) < MAX_FAULTS and line not in self.faults:
             self.faults.append(line)
+
+
+class DeltaReader(FaultLog):
+    """A reader whose content and reasoning arrive as text deltas (`TextDeltas`): what
+    arrived so far reads whole at any time."""
+
+    _content: TextDeltas
+    _reasoning: TextDeltas
+
+    @property
+    def content(self) -> str:
+        return self._content.live
+
+    @property
+    def reasoning(self) -> str:
+        return self._reasoning.live
 
 
 def _raw_text(value: Any) -> str:
@@ -62,7 +85,7 @@ def _whole_object(parts: list[Any]) -> bool:
         return False
 
 
-class StreamAssembler(FaultLog):
+class StreamAssembler(DeltaReader):
     """Builds a Reply from the `data:` events of a streamed chat completion, event by event.
 
     Content and reasoning deltas are appended; tool call fragments are merged by
@@ -94,14 +117,6 @@ class StreamAssembler(FaultLog):
         self._fingerprint = ""
         # What the stream did that its grammar does not allow and the reader forgave.
         self.faults: list[str] = []
-
-    @property
-    def content(self) -> str:
-        return self._content.live
-
-    @property
-    def reasoning(self) -> str:
-        return self._reasoning.live
 
     def feed(self, event: Any) -> bool:
         """Take one decoded `data:` event; True when it carried text (content or reasoning)."""
