@@ -40,6 +40,7 @@ __all__ = [
     "parse_models",
     "parse_reply",
     "parse_reply_body",
+    "ollama_timings",
     "parse_usage",
     "request_body",
     "server_timings",
@@ -49,6 +50,7 @@ __all__ = [
     "tool_spec",
     "turn_message",
     "user_message",
+    "usage_counts",
     "uses_max_completion_tokens",
     "with_timings",
 ]
@@ -75,6 +77,7 @@ RESERVED_FIELDS = frozenset(
     }
 )
 _COMPLETION_TOKENS_MODEL = re.compile(r"^(o[1-9][0-9]*|gpt-5)([-.:_@].*)?$")
+_USAGE_NAMES = (("prompt_tokens", "prompt_tokens"), ("completion_tokens", "completion_tokens"))
 _USAGE_DETAILS = (
     ("completion_tokens_details", "reasoning_tokens"),
     ("prompt_tokens_details", "cached_tokens"),
@@ -282,18 +285,22 @@ def _reasoning(message: Mapping[str, Any]) -> tuple[str, str]:
     return "", ""
 
 
-def parse_usage(raw: Any) -> dict[str, int]:
-    """Token counts that are ints: prompt, completion, and reasoning / cached when reported."""
+def usage_counts(
+    raw: Any, names: Sequence[tuple[str, str]], details: Sequence[tuple[str, str]]
+) -> dict[str, int]:
+    """Token counts that are ints, in the names the trace keeps: `names` are (ours, theirs)
+    at the top of `raw`; `details` (holder, key) give reasoning and cached tokens, the
+    first one reported winning; then Anthropic's `cache_read_input_tokens` as cached."""
     usage: dict[str, int] = {}
     if not isinstance(raw, dict):
         return usage
-    for key in ("prompt_tokens", "completion_tokens"):
-        value = _int(raw.get(key))
+    for ours, theirs in names:
+        value = _int(raw.get(theirs))
         if value is not None:
-            usage[key] = value
-    for holder, key in _USAGE_DETAILS:
-        details = raw.get(holder)
-        value = _int(details.get(key)) if isinstance(details, dict) else None
+            usage[ours] = value
+    for holder, key in details:
+        held = raw.get(holder)
+        value = _int(held.get(key)) if isinstance(held, dict) else None
         if value is not None and key not in usage:
             usage[key] = value
     for key in _CACHED_TOP:
@@ -301,6 +308,24 @@ def parse_usage(raw: Any) -> dict[str, int]:
         if value is not None and "cached_tokens" not in usage:
             usage["cached_tokens"] = value
     return usage
+
+
+def parse_usage(raw: Any) -> dict[str, int]:
+    """Token counts that are ints: prompt, completion, and reasoning / cached when reported."""
+    return usage_counts(raw, _USAGE_NAMES, _USAGE_DETAILS)
+
+
+def _read_timings(
+    source: Any, table: Sequence[tuple[str, str, float]], out: dict[str, float]
+) -> None:
+    if not isinstance(source, dict):
+        return
+    for theirs, ours, scale in table:
+        value = source.get(theirs)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if 0 <= value <= _MAX_TIMING and ours not in out:
+            out[ours] = float(value) * scale
 
 
 def server_timings(body: Any) -> dict[str, float]:
@@ -312,15 +337,16 @@ def server_timings(body: Any) -> dict[str, float]:
     timings = body.get("timings")
     if timings is None and "total_duration" not in body:
         return out  # the common reply: neither server's numbers
-    for source, table in ((timings, _LLAMA_TIMINGS), (body, _OLLAMA_TIMINGS)):
-        if not isinstance(source, dict):
-            continue
-        for theirs, ours, scale in table:
-            value = source.get(theirs)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                continue
-            if 0 <= value <= _MAX_TIMING and ours not in out:
-                out[ours] = float(value) * scale
+    _read_timings(timings, _LLAMA_TIMINGS, out)
+    _read_timings(body, _OLLAMA_TIMINGS, out)
+    return out
+
+
+def ollama_timings(line: Mapping[str, Any]) -> dict[str, float]:
+    """Ollama's `*_duration` fields (nanoseconds) and counts at the top of `line`, in
+    seconds and tokens; only the keys reported, finite and >= 0."""
+    out: dict[str, float] = {}
+    _read_timings(line, _OLLAMA_TIMINGS, out)
     return out
 
 

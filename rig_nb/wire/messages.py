@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError
+from ..usage import count_of as _int
 from .base import Reply
 from .chat import check_extra_body, check_response_format, clean
 
@@ -104,7 +105,7 @@ def _assistant_blocks(turn: Turn) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     text = turn.text
     if turn.reasoning and turn.reasoning_field == "content":
-        text = f"<think>{turn.reasoning}</think>" + (f"\n\n{text}" if text else "")
+        text = turn.inline_text()
     elif turn.reasoning and turn.reasoning_field:
         blocks.append({"type": "thinking", "thinking": turn.reasoning, "signature": turn.signature})
     blocks.extend({"type": "redacted_thinking", "data": data} for data in turn.redacted)
@@ -184,10 +185,6 @@ def messages_body(request: Request) -> dict[str, Any]:
     if "thinking" in body:
         body["thinking"] = _held(body["thinking"], request.max_tokens)
     return body
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def usage_of(raw: Any) -> dict[str, int]:

@@ -17,8 +17,16 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError
+from ..usage import count_of as _int
 from .base import Reply, json_or_none
-from .chat import check_extra_body, check_response_format, clean, text_of
+from .chat import (
+    check_extra_body,
+    check_response_format,
+    clean,
+    ollama_timings,
+    text_of,
+    tool_spec,
+)
 
 if TYPE_CHECKING:
     from .turns import Request, Turn
@@ -35,26 +43,13 @@ __all__ = [
     "parse_chat",
     "parse_chat_body",
     "parse_tags",
-    "server_timings",
     "usage_of",
 ]
 
 NO_MESSAGE = "ai backend: reply has no message"
 # The context Ollama gives a model whose Modelfile and request set no num_ctx.
 DEFAULT_NUM_CTX = 4096
-# Duration fields (nanoseconds) and count fields, as Reply.server_timings keys.
-_DURATIONS = (
-    ("load_duration", "load_s"),
-    ("prompt_eval_duration", "prompt_s"),
-    ("eval_duration", "decode_s"),
-    ("total_duration", "total_s"),
-)
-_COUNTS = (("prompt_eval_count", "prompt_tokens"), ("eval_count", "decode_tokens"))
 _USAGE = (("prompt_eval_count", "prompt_tokens"), ("eval_count", "completion_tokens"))
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _arguments(text: str) -> dict[str, Any]:
@@ -74,8 +69,7 @@ def _message(turn: Turn) -> dict[str, Any]:
     if turn.role != "assistant":
         return message
     if turn.reasoning and turn.reasoning_field == "content":
-        inline = f"<think>{turn.reasoning}</think>"
-        message["content"] = inline + (f"\n\n{turn.text}" if turn.text else "")
+        message["content"] = turn.inline_text()
     elif turn.reasoning and turn.reasoning_field:
         message["thinking"] = turn.reasoning
     if turn.calls:
@@ -94,14 +88,7 @@ def _tools(request: Request) -> list[dict[str, Any]]:
     forced = choice.get("function") if isinstance(choice, Mapping) else None
     name = forced.get("name") if isinstance(forced, Mapping) else None
     return [
-        {
-            "type": "function",
-            "function": {
-                "name": t.name,
-                "description": t.description,
-                "parameters": dict(t.parameters),
-            },
-        }
+        tool_spec(t.name, t.description, t.parameters)
         for t in request.tools
         if name is None or t.name == name
     ]
@@ -205,20 +192,6 @@ def usage_of(line: Mapping[str, Any]) -> dict[str, int]:
     return usage
 
 
-def server_timings(line: Mapping[str, Any]) -> dict[str, float]:
-    """What the server reported about its own work: durations in seconds, token counts."""
-    timings: dict[str, float] = {}
-    for theirs, ours in _DURATIONS:
-        value = _int(line.get(theirs))
-        if value is not None and value >= 0:
-            timings[ours] = value / 1e9
-    for theirs, ours in _COUNTS:
-        value = _int(line.get(theirs))
-        if value is not None:
-            timings[ours] = float(value)  # floats, as the trace keeps them
-    return timings
-
-
 def parse_chat(body: Any) -> Reply:
     """An `/api/chat` reply (not streamed) as the Reply the loop reads."""
     if not isinstance(body, dict):
@@ -238,7 +211,7 @@ def parse_chat(body: Any) -> Reply:
         finish_reason=finish_of(body, bool(calls)),
         tool_calls=calls,
         usage=usage_of(body),
-        server_timings=server_timings(body),
+        server_timings=ollama_timings(body),
         top_level=frozenset(k for k in body if isinstance(k, str)),
     )
 

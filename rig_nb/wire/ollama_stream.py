@@ -13,8 +13,9 @@ from typing import Any
 
 from ..errors import BackendError
 from .base import Reply
+from .chat import ollama_timings
 from .ndjson import Lines, decode_line
-from .ollama import error_text, finish_of, not_json, ollama_call, server_timings, usage_of
+from .ollama import error_text, finish_of, not_json, ollama_call, usage_of
 from .stream import DeltaReader
 from .utf16 import TextDeltas, whole
 
@@ -92,7 +93,7 @@ class OllamaReader(DeltaReader):
             finish_reason=finish,
             tool_calls=calls,
             usage=usage_of(line),
-            server_timings=server_timings(line),
+            server_timings=ollama_timings(line),
             top_level=frozenset(self._top_level),
             stream_faults=list(self.faults),
         )

@@ -16,7 +16,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError
-from ..usage import count_of as _int
 from .base import Reply
 from .chat import (
     check_extra_body,
@@ -24,6 +23,7 @@ from .chat import (
     clean,
     server_timings,
     text_of,
+    usage_counts,
     with_timings,
 )
 
@@ -40,6 +40,12 @@ __all__ = [
 
 NO_OUTPUT = "ai backend: reply has no output"
 _KNOWN_ITEMS = frozenset({"message", "reasoning", "function_call"})
+_USAGE_NAMES = (("prompt_tokens", "input_tokens"), ("completion_tokens", "output_tokens"))
+_USAGE_DETAILS = (
+    ("output_tokens_details", "reasoning_tokens"),
+    ("input_tokens_details", "cached_tokens"),
+    ("prompt_tokens_details", "cached_tokens"),
+)
 _TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
 
@@ -150,26 +156,7 @@ def responses_body(request: Request) -> dict[str, Any]:
 
 def response_usage(raw: Any) -> dict[str, int]:
     """Responses usage in the chat names the trace keeps (ints only)."""
-    usage: dict[str, int] = {}
-    if not isinstance(raw, dict):
-        return usage
-    for ours, theirs in (("prompt_tokens", "input_tokens"), ("completion_tokens", "output_tokens")):
-        value = _int(raw.get(theirs))
-        if value is not None:
-            usage[ours] = value
-    for holder, key in (
-        ("output_tokens_details", "reasoning_tokens"),
-        ("input_tokens_details", "cached_tokens"),
-        ("prompt_tokens_details", "cached_tokens"),
-    ):
-        details = raw.get(holder)
-        value = _int(details.get(key)) if isinstance(details, dict) else None
-        if value is not None and key not in usage:
-            usage[key] = value
-    cached = _int(raw.get("cache_read_input_tokens"))
-    if cached is not None and "cached_tokens" not in usage:
-        usage["cached_tokens"] = cached
-    return usage
+    return usage_counts(raw, _USAGE_NAMES, _USAGE_DETAILS)
 
 
 def _error_text(error: Any) -> str:
@@ -257,14 +244,15 @@ def parse_response(body: Any) -> Reply:
         else:
             calls.append(_call(item))
     fingerprint = body.get("system_fingerprint")
+    timings = server_timings(body)
     return Reply(
         content="".join(content),
         reasoning="".join(reasoning),
         reasoning_field=source,
         finish_reason=_finish(body, bool(calls)),
         tool_calls=calls,
-        usage=with_timings(response_usage(body.get("usage")), server_timings(body)),
-        server_timings=server_timings(body),
+        usage=with_timings(response_usage(body.get("usage")), timings),
+        server_timings=timings,
         top_level=frozenset(k for k in body if isinstance(k, str)),
         system_fingerprint=fingerprint if isinstance(fingerprint, str) else "",
     )

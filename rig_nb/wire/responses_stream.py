@@ -301,6 +301,7 @@ class ResponsesReader(FaultLog):
             finish = _finish(response, bool(called))
             calls = [i.call() for i in called]
         skip = ("choices", "usage", "error", "type")
+        timings = server_timings(response)
         self.done = True
         self.final = Reply(
             content=content,
@@ -308,8 +309,8 @@ class ResponsesReader(FaultLog):
             reasoning_field=source if reasoning else "",
             finish_reason=finish,
             tool_calls=calls,
-            usage=with_timings(response_usage(response.get("usage")), server_timings(response)),
-            server_timings=server_timings(response),
+            usage=with_timings(response_usage(response.get("usage")), timings),
+            server_timings=timings,
             top_level=frozenset(
                 k for k in (*event, *response) if isinstance(k, str) and k not in skip
             ),

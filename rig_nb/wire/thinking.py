@@ -3,8 +3,8 @@
 `thinking_fields(thinking, kind)` maps `RunRequest.thinking` to the request fields the
 server kind reads (DESIGN.md, "Reasoning across turns"); `with_thinking` merges them
 under the caller's `extra_body`, whose keys win, and returns what was really sent.
-`replay_field` picks the field an assistant turn's reasoning goes back in, and
-`replay_reasoning` puts it there. Servers read reasoning back under other names than
+`replay_field` picks the field an assistant turn's reasoning goes back in (a `Turn`
+puts it there). Servers read reasoning back under other names than
 they write it: vLLM >= 0.20 reads only `reasoning` (vllm-project/vllm#38488),
 llama.cpp and DeepSeek `reasoning_content`; MiniMax's template reads `<think>` inline.
 """
@@ -30,7 +30,6 @@ __all__ = [
     "input_field",
     "needs_kind",
     "replay_field",
-    "replay_reasoning",
     "replays",
     "thinking_fields",
     "with_thinking",
@@ -190,19 +189,6 @@ def inline_reasoning(raw_content: str, text: str) -> str:
     if kept and rest.rstrip().endswith(kept):
         rest = rest.rstrip()[: -len(kept)]
     return rest.replace(_THINK_OPEN, "").replace(_THINK_CLOSE, "").strip()
-
-
-def replay_reasoning(message: Mapping[str, Any], reasoning: str, field: str) -> dict[str, Any]:
-    """`message` (an assistant turn) with `reasoning` in `field`; `content` puts
-    `<think>REASONING</think>` back before the content, for templates that read it inline."""
-    out = dict(message)
-    if field == "content":
-        content = out.get("content")
-        body = content if isinstance(content, str) else ""
-        out["content"] = f"{_THINK_OPEN}{reasoning}{_THINK_CLOSE}" + (f"\n\n{body}" if body else "")
-    else:
-        out[field] = reasoning
-    return out
 
 
 def applied_template(content: bytes) -> str | None:

@@ -49,6 +49,12 @@ class Turn:
     name: str = ""
     is_error: bool = False
 
+    def inline_text(self) -> str:
+        """The text with the reasoning before it, inline (`<think>REASONING</think>`), as
+        templates that read reasoning from the content take it back."""
+        inline = f"<think>{self.reasoning}</think>"
+        return inline + (f"\n\n{self.text}" if self.text else "")
+
     def as_message(self) -> dict[str, Any]:
         """The turn as the trace shows it (chat's message shape, for every wire)."""
         if self.role == "tool":
@@ -67,8 +73,7 @@ class Turn:
             ]
         if self.reasoning and self.reasoning_field:
             if self.reasoning_field == "content":
-                inline = f"<think>{self.reasoning}</think>"
-                message["content"] = inline + (f"\n\n{self.text}" if self.text else "")
+                message["content"] = self.inline_text()
             else:
                 message[self.reasoning_field] = self.reasoning
         if self.signature:
