@@ -67,16 +67,16 @@ def _json_body(response: Any) -> Any:
         return None
 
 
-def _endpoint_message(response: Any, redact: Redactor) -> str:
-    """The endpoint's own words in an error body, whichever wire's shape it has (OpenAI's and
-    Anthropic's `{"error": {"message"}}`, Ollama's `{"error": "..."}`, a `detail`, or a
-    page), redacted before it is cut (a cut key is no longer found whole), and redacted
-    again after an HTML page is reduced to its text."""
+def _endpoint_message(response: Any, body: Any, redact: Redactor) -> str:
+    """The endpoint's own words in an error body (`body`: its JSON, None when not JSON),
+    whichever wire's shape it has (OpenAI's and Anthropic's `{"error": {"message"}}`,
+    Ollama's `{"error": "..."}`, a `detail`, or a page), redacted before it is cut (a cut
+    key is no longer found whole), and redacted again after an HTML page is reduced to its
+    text."""
     try:
         text = response.text
     except Exception:
         return ""
-    body = _json_body(response)
     if isinstance(body, dict):
         err = body.get("error", body)
         msg = err.get("message") if isinstance(err, dict) else err
@@ -181,11 +181,12 @@ def backend_error(exc: BaseException, redact: Redactor, deadline: float | None) 
         )
     response = _status_response(exc)
     if response is not None:
-        said = _endpoint_message(response, redact)
+        body = _json_body(response)
+        said = _endpoint_message(response, body, redact)
         msg = said[:_MAX_MESSAGE]
         status = response.status_code
         text = f"ai backend: HTTP {status}" + (f": {msg}" if msg else "")
-        numbers = context_numbers(status, _json_body(response), said)
+        numbers = context_numbers(status, body, said)
         if numbers is not None:
             window, prompt = numbers
             return BackendError(

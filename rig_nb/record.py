@@ -117,7 +117,6 @@ def _fill(it: Iteration, reply: Reply) -> None:
     it.server_timings = dict(reply.server_timings)
     it.stream_faults = list(reply.stream_faults)
     it.reasoning_signature = reply.reasoning_signature
-    it.server_timings = dict(reply.server_timings)
     if reply.context_cut:
         it.context_cut = True
 
