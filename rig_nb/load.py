@@ -86,20 +86,11 @@ def with_nonce(prompt: str, marker: str) -> str:
     return f"{prompt}\n\n{marker}" if prompt else marker
 
 
-def _said(trace: Trace) -> str:
-    """What a run received that a crossed stream would carry: call arguments and content."""
-    parts: list[str] = []
-    for it in trace.iterations:
-        parts.append(it.raw_content)
-        parts.extend(call.arguments for call in it.tool_calls)
-    return "\n".join(parts)
-
-
 def crossed_copy(trace: Trace | None, own: str, markers: Sequence[str]) -> int | None:
     """The index in `markers` of another copy's nonce found in `trace`'s replies, or None."""
     if trace is None:
         return None
-    said = _said(trace)
+    said = trace.received()
     for index, marker in enumerate(markers):
         if marker != own and marker in said:
             return index

@@ -172,6 +172,15 @@ class Trace:
     def tool_calls(self) -> list[ToolCallRecord]:
         return [c for it in self.iterations for c in it.tool_calls]
 
+    def received(self) -> str:
+        """What the run received as text, where a crossed stream shows: each reply's raw
+        content and its calls' arguments, one per line."""
+        parts: list[str] = []
+        for it in self.iterations:
+            parts.append(it.raw_content)
+            parts.extend(call.arguments for call in it.tool_calls)
+        return "\n".join(parts)
+
     @property
     def error(self) -> str:
         """What ended a failed run ("Class: message", from its last iteration); "" when ok."""

@@ -71,13 +71,6 @@ def _tokens(trace: Trace) -> str:
     return "?" if None in counted or not counted else str(sum(n or 0 for n in counted))
 
 
-def _said(trace: Trace) -> str:
-    return "\n".join(
-        [it.raw_content for it in trace.iterations]
-        + [c.arguments for it in trace.iterations for c in it.tool_calls]
-    )
-
-
 def concurrency_check(
     client: Backend, model: str, server: str, lone: Trace
 ) -> tuple[str, str, str, Trace | None]:
@@ -140,11 +133,12 @@ def concurrency_check(
             outer.stopped = True
         return "cancelled", "", "", done[0] if done else None
     wall = max(end for _, end in spans) - min(began for began, _ in spans)
+    received = [t.received() for t in done]
     crossed = [
         (i, j)
-        for i, t in enumerate(done)
+        for i, said in enumerate(received)
         for j, marker in enumerate(markers)
-        if j != i and marker in _said(t)
+        if j != i and marker in said
     ]
     failures = [_failure(t) for t in done if t.iterations and t.iterations[0].ending == "error"]
     verdict = concurrency_verdict(first.latency_s, wall, failures, bool(crossed))
