@@ -26,7 +26,15 @@ from .errors import BackendError
 from .redact import Redactor
 from .wire import HTTPStatusFailure
 
-__all__ = ["backend_error", "context_numbers", "page_text", "retry_delay", "retryable"]
+__all__ = [
+    "MAX_TOKENS_SAID",
+    "backend_error",
+    "context_numbers",
+    "page_text",
+    "retry_delay",
+    "retryable",
+    "stated_count",
+]
 
 _RETRY_STATUS = frozenset({408, 409, 429})
 _MAX_BACKOFF_S = 8.0
@@ -116,7 +124,9 @@ _PROMPT_SAID = (
 MAX_TOKENS_SAID = 1 << 30
 
 
-def _count(value: Any) -> int | None:
+def stated_count(value: Any) -> int | None:
+    """A token count a server states (a window, a prompt's size): an int from 1 to
+    MAX_TOKENS_SAID, else None (a string, a bool, 0, a negative or absurd number)."""
     if isinstance(value, bool) or not isinstance(value, int):
         return None
     return value if 0 < value <= MAX_TOKENS_SAID else None
@@ -126,7 +136,7 @@ def _said(patterns: tuple[re.Pattern[str], ...], text: str) -> int | None:
     for pattern in patterns:
         found = pattern.search(text)
         if found and len(found.group(1)) <= 10:
-            return _count(int(found.group(1)))
+            return stated_count(int(found.group(1)))
     return None
 
 
@@ -150,8 +160,8 @@ def context_numbers(
     text = message[:_MAX_ERROR_SCAN]
     if not typed and not _CONTEXT_SAID.search(text):
         return None
-    window = _count(err.get("n_ctx")) if isinstance(err, dict) else None
-    prompt = _count(err.get("n_prompt_tokens")) if isinstance(err, dict) else None
+    window = stated_count(err.get("n_ctx")) if isinstance(err, dict) else None
+    prompt = stated_count(err.get("n_prompt_tokens")) if isinstance(err, dict) else None
     return (
         window if window is not None else _said(_WINDOW_SAID, text),
         prompt if prompt is not None else _said(_PROMPT_SAID, text),

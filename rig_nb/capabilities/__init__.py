@@ -7,7 +7,9 @@ report.to_dataframe()              # check, verdict, evidence, advice
 doctor.py      endpoint_report, the checks of one request each, the server kind
 thinking.py    reasoning across turns: reasoning_replay, thinking_switch
 structured.py  structured_output (where a response_format answer lands)
-api_parity.py  the probe and the question over both wires
+long_context.py  the server's version and window, context_window, prefix_cache
+api_parity.py  the probe and the question over every other wire
+stream_grammar.py  whether streams keep their grammar
 concurrency.py four probes at once: parallel, serialized, errors under load, crossed
 advice.py      the server-side fix for a verdict, by server kind
 """

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..dialects import TOOL_CALL_DIALECTS
 
-__all__ = ["SERVER_KINDS", "advice"]
+__all__ = ["SERVER_KINDS", "advice", "by_server"]
 
 SERVER_KINDS = ("llama.cpp", "vllm", "ollama", "lm-studio", "sglang", "litellm", "openai")
 # Leak dialects that are tool-call markup: their fix is the server's tool-call parser.
@@ -149,7 +149,8 @@ _LENGTH = (
 )
 
 
-def _pick(table: dict[str, str], server: str) -> str:
+def by_server(table: dict[str, str], server: str) -> str:
+    """The entry of `table` for `server`, else its "" entry (any server kind)."""
     return table.get(server, table[""])
 
 
@@ -162,52 +163,52 @@ def advice(server: str, check: str, verdict: str, *, auto: str) -> str:
     if check.startswith("tool_choice_") and verdict == "length":
         return _LENGTH
     if check.startswith("tool_choice_") and verdict == "call in reasoning":
-        return _pick(_NATIVE_MARKUP, server).replace(
+        return by_server(_NATIVE_MARKUP, server).replace(
             "misread this family's call markup", "left this family's call in the reasoning"
         )
     if check == "tool_choice_auto" and verdict == "text":
-        return _pick(_NO_TOOL_CALLS, server)
+        return by_server(_NO_TOOL_CALLS, server)
     if check == "tool_choice_unset" and verdict == "text":
-        return _pick(_UNSET, server) if auto == "tool call" else ""
+        return by_server(_UNSET, server) if auto == "tool call" else ""
     if check == "tool_choice_required" and verdict.startswith("error"):
-        return _pick(_REQUIRED, server) if auto == "tool call" else ""
+        return by_server(_REQUIRED, server) if auto == "tool call" else ""
     if check == "concurrency":  # before the rule below: "errors under load" has advice
         return _concurrency(server, verdict)
     if verdict.startswith("error") or verdict == "n/a":
         return ""
     if check == "reasoning_location" and verdict.startswith("content:"):
-        return _pick(_REASONING_IN_CONTENT, server)
+        return by_server(_REASONING_IN_CONTENT, server)
     found = set(verdict.split(","))
     if check == "leak_dialects" and "harmony" in found:
-        return _pick(_HARMONY, server)
+        return by_server(_HARMONY, server)
     if check == "leak_dialects" and found & _TOOL_CALL_MARKUP:
-        return _pick(_NO_TOOL_CALLS, server)
+        return by_server(_NO_TOOL_CALLS, server)
     if check == "leak_dialects" and verdict not in ("no", ""):
-        return _pick(_REASONING_IN_CONTENT, server)
+        return by_server(_REASONING_IN_CONTENT, server)
     if check == "text_tool_calls" and verdict not in ("no", ""):
-        fix = _pick(_NO_TOOL_CALLS, server)
+        fix = by_server(_NO_TOOL_CALLS, server)
         return f"{fix}; meanwhile RunRequest(recover_text_tool_calls=True) runs such calls"
     if check == "native_call_hygiene" and verdict.startswith("markup"):
-        return _pick(_NATIVE_MARKUP, server)
+        return by_server(_NATIVE_MARKUP, server)
     if check == "native_call_hygiene" and verdict == "empty arguments":
-        return _pick(_NO_TOOL_CALLS, server)
+        return by_server(_NO_TOOL_CALLS, server)
     if check == "stream_parity" and verdict.startswith("differs"):
-        return _pick(_STREAM_PARITY, server)
+        return by_server(_STREAM_PARITY, server)
     if check == "stream_grammar" and verdict.startswith("faults"):
-        return _pick(_STREAM_GRAMMAR, server)
+        return by_server(_STREAM_GRAMMAR, server)
     if check == "usage_reported" and verdict == "no":
-        return _pick(_USAGE, server)
+        return by_server(_USAGE, server)
     if check == "reasoning_tokens_reported" and verdict == "no":
-        return _pick(_REASONING_TOKENS, server)
+        return by_server(_REASONING_TOKENS, server)
     return ""
 
 
 def _concurrency(server: str, verdict: str) -> str:
     if verdict == "crossed":
-        return _pick(_CROSSED, server)
+        return by_server(_CROSSED, server)
     if verdict.startswith("errors under load"):
         limited = "429" in verdict or "503" in verdict
-        return _pick(_RATE_LIMITED if limited else _PARALLEL, server)
+        return by_server(_RATE_LIMITED if limited else _PARALLEL, server)
     if verdict.startswith(("serialized", "partly parallel")):
-        return _pick(_PARALLEL, server)
+        return by_server(_PARALLEL, server)
     return ""

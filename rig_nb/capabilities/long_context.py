@@ -30,13 +30,14 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from .. import strict_json
-from .._backend_errors import MAX_TOKENS_SAID
+from .._backend_errors import stated_count as _window
 from ..errors import BackendError, Cancelled, RigError
 from ..probe import PROBE_TOOL
 from ..record import record_one
 from ..trace import Iteration, Trace
 from ..wire import Call, Request, Turn, turns_of
 from ..wire.thinking import inline_reasoning
+from .advice import by_server
 from .thinking import apply_template
 
 if TYPE_CHECKING:
@@ -82,13 +83,6 @@ class ServerFacts:
     version: str = ""
     context_window: int | None = None
     evidence: str = ""
-
-
-def _window(value: Any) -> int | None:
-    """A window as a server states it: an int from 1 to about 10**9, else unknown."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if 0 < value <= MAX_TOKENS_SAID else None
 
 
 def _version(value: Any) -> str:
@@ -417,14 +411,12 @@ _CACHE_FIX = {
 def long_context_advice(server: str, check: str, verdict: str, window: int | None = None) -> str:
     """The server-side fix for a `context_window` or `prefix_cache` verdict ("" when none)."""
 
-    def pick(table: dict[str, str]) -> str:
-        return table.get(server, table[""])
-
-    if check == "context_window" and verdict.startswith("truncates silently"):
-        fix = pick(_WINDOW_FIX).replace("{window}", str(window or OLLAMA_DEFAULT_WINDOW))
-        return pick(_SILENT) + fix
-    if check == "context_window" and verdict.startswith("error at"):
-        return pick(_WINDOW_FIX).replace("{window}", str(window or OLLAMA_DEFAULT_WINDOW))
+    if check == "context_window" and verdict.startswith(("truncates silently", "error at")):
+        fix = by_server(_WINDOW_FIX, server).replace(
+            "{window}", str(window or OLLAMA_DEFAULT_WINDOW)
+        )
+        silent = verdict.startswith("truncates silently")
+        return (by_server(_SILENT, server) if silent else "") + fix
     if check == "prefix_cache" and verdict == "not reused":
-        return pick(_CACHE_FIX)
+        return by_server(_CACHE_FIX, server)
     return ""
