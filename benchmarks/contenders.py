@@ -28,6 +28,9 @@ from server import REASONING_MARK
 # The rig_nb the loop figures in RESULTS.md were last measured on, before the deadline,
 # the wire module and streaming: timed beside today's, in the same samples.
 BEFORE_COMMIT = "c812361"
+# main just before every wire became a plug-in (round 4's stream fixes already in): the loop
+# and stream benches' baseline.
+BEFORE_WIRES = "dfe7124"
 
 TIMEOUT = 120.0
 ADD_SCHEMA = {

@@ -17,7 +17,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from common import Figure, bench_servers, ms, run_alone, sample_wall_cpu, within_sample_ratio
-from contenders import BEFORE_COMMIT, PEERS, Contender, RawAsync, RawSync, RigNb, before_package
+from contenders import (
+    BEFORE_COMMIT,
+    BEFORE_WIRES,
+    PEERS,
+    Contender,
+    RawAsync,
+    RawSync,
+    RigNb,
+    before_package,
+)
 
 GOALS = {"one": 1.10, "tool": 1.15}
 # Today's rig_nb against itself before the deadline: within this, the cost is noise.
@@ -25,7 +34,7 @@ SAME_GOAL = 1.05
 RIG, BEFORE, NO_DEADLINE = "rig", "rig-before", "rig-no-deadline"
 # rig_nb just before every wire became a plug-in (turns, Wire, the HTTP backend; round 4's
 # stream fixes already in): today's loop against it, in the same samples.
-RELEASE, RELEASE_COMMIT = "rig-before-wires", "dfe7124"
+RELEASE, RELEASE_COMMIT = "rig-before-wires", BEFORE_WIRES
 RELEASE_GOAL = 1.02
 # Replies that carry reasoning, sent back on the tool turn, thinking=False mapped: the
 # replay case of DESIGN's "Reasoning across turns".

@@ -44,7 +44,7 @@ from common import (
     widget_cleanup,
     within_sample_ratio,
 )
-from contenders import before_package, http_client
+from contenders import BEFORE_WIRES, before_package, http_client
 from server import reply_text, stream_prompt
 
 DELTAS = 1000
@@ -56,8 +56,6 @@ SIZES = (256 * KIB, 512 * KIB, 1024 * KIB)
 QUICK_SIZES = (64 * KIB, 128 * KIB, 256 * KIB)
 SSE_BYTES_PER_DELTA = 256  # the cap for 1-byte deltas: generous, never the limit here
 GOALS = {"raw": 1.15, "view": 1.5, "growth": 1.5, "before": 1.02}
-# rig_nb just before every wire became a plug-in (round 4's stream fixes already in).
-BEFORE_WIRES = "dfe7124"
 
 
 def _check(text: str, want: str, who: str) -> None:

@@ -325,10 +325,8 @@ def test_advice_relies_on_tool_choice_auto_only_when_it_calls_tools() -> None:
         assert advice("vllm", check, "n/a", auto="error 501") == ""
 
 
-def test_an_unreachable_endpoint_is_a_report_not_an_exception() -> None:
-    from loopback import free_port
-
-    with Client(f"http://127.0.0.1:{free_port()}/v1", max_retries=0) as client:
+def test_an_unreachable_endpoint_is_a_report_not_an_exception(closed_port_url: str) -> None:
+    with Client(closed_port_url, max_retries=0) as client:
         report = endpoint_report(client, "m")
     assert report.server == "unknown"
     assert report.check("tool_choice_auto").verdict == "error"

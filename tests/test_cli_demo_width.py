@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import cli
+from shared import PERSONAS
 
 from rig_nb import RunRequest
 from rig_nb.cli.text import DEMO_COLUMNS, DEMO_LEGEND, format_trace
-from rig_nb.demo import DemoServer
 from rig_nb.loop import run_trace
 from rig_nb.testing import ScriptedBackend, chat_reply, tool_call
 
@@ -33,11 +33,6 @@ def demo_at(capsys: pytest.CaptureFixture[str], columns: int) -> str:
     return _runs[columns]
 
 
-def personas() -> list[str]:
-    with DemoServer() as server:
-        return server.models
-
-
 def parse(out: str) -> tuple[list[str], list[dict[str, str]], list[str]]:
     """(the columns shown, by full name; the rows; the lines after the table, up to the trace)."""
     lines = out.split("Per-iteration trace")[0].splitlines()
@@ -46,7 +41,7 @@ def parse(out: str) -> tuple[list[str], list[dict[str, str]], list[str]]:
     spans = [(m.start(), m.group()) for m in re.finditer(r"\S+(?: \S+)*", header)]
     names = [SHORT_HEADERS.get(name, name) for _, name in spans]
     starts = [at for at, _ in spans] + [None]
-    end = start + 1 + len(personas())
+    end = start + 1 + len(PERSONAS)
     rows = [
         {
             name: line[starts[i] : starts[i + 1]].strip()
@@ -129,7 +124,7 @@ def test_a_pipe_gets_the_whole_table_and_one_legend_line(
 ) -> None:
     out = demo_at(capsys, WIDE)
     names, rows, after = parse(out)
-    assert names == DEMO_COLUMNS and len(rows) == len(personas())
+    assert names == DEMO_COLUMNS and len(rows) == len(PERSONAS)
     assert after[0] == DEMO_LEGEND
     assert "left out" not in out
 

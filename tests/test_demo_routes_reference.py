@@ -21,24 +21,20 @@ import openai
 import pytest
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.lib.streaming.responses import ResponseStreamState
+from test_chat_stream_reference import as_utf16, rig_read
 
 from rig_nb import BackendError
 from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools
 from rig_nb.demo.personas import default_personas
 from rig_nb.demo.replay import recorded_personas
 from rig_nb.testing import Response, ScriptedServer
-from rig_nb.wire import WIRES, Call, Reply, Request, ToolSpec, Turn
+from rig_nb.wire import WIRES, Call, Request, ToolSpec, Turn
 
 # The persona names, known at collection without a second server (DemoServer's own list).
 PERSONAS = [p.name for p in [*default_personas(), *recorded_personas()]]
 REASONING_NAMES = ("reasoning_content", "reasoning", "thinking")
 KEPT = (*REASONING_NAMES, "reasoning_details")
 _captured: dict[tuple[str, str, bool], tuple[int, str, bytes]] = {}
-
-
-def as_utf16(text: str | None) -> str:
-    """A str the SDK joined from JSON halves, read as UTF-16 (a lone half is U+FFFD)."""
-    return (text or "").encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def _request(model: str, stream: bool) -> Request:
@@ -74,17 +70,6 @@ def _sdk(replay: ScriptedServer, captured: tuple[int, str, bytes]) -> openai.Ope
     status, content_type, data = captured
     replay.push(Response(data, status=status, headers={"content-type": content_type}))
     return openai.OpenAI(base_url=replay.base_url, api_key="k", max_retries=0)
-
-
-def rig_read(reply: Reply) -> dict[str, Any]:
-    return {
-        "content": reply.content,
-        "reasoning": {reply.reasoning_field: reply.reasoning} if reply.reasoning else {},
-        "calls": [
-            (c["id"], c["function"]["name"], c["function"]["arguments"]) for c in reply.tool_calls
-        ],
-        "finish": reply.finish_reason,
-    }
 
 
 def _rig_stream(api: str, data: bytes) -> tuple[dict[str, Any], BackendError | None]:

@@ -10,7 +10,6 @@ test dependency only, so rig_nb's reader and its server side cannot err together
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import anthropic
@@ -30,12 +29,6 @@ FINISH = {
     "tool_use": "tool_calls",
     "refusal": "content_filter",
 }
-
-
-@pytest.fixture(scope="module")
-def quick_demo() -> Iterator[DemoServer]:
-    with DemoServer(stream_first_delay=0, stream_interval=0) as server:
-        yield server
 
 
 def _request(model: str, stream: bool) -> Request:
@@ -88,25 +81,23 @@ def _body(request: Request) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("model", PERSONAS)
-def test_the_sdk_and_rig_nb_read_a_whole_reply_alike(quick_demo: DemoServer, model: str) -> None:
+def test_the_sdk_and_rig_nb_read_a_whole_reply_alike(demo: DemoServer, model: str) -> None:
     request = _request(model, stream=False)
-    with _sdk(quick_demo.base_url) as sdk:
+    with _sdk(demo.base_url) as sdk:
         message = sdk.messages.create(**_body(request))
-    with Client(quick_demo.base_url, api="messages", max_retries=0) as client:
+    with Client(demo.base_url, api="messages", max_retries=0) as client:
         reply = client.chat(request)
     assert message.type == "message" and message.role == "assistant"
     assert_agree(message, reply)
 
 
 @pytest.mark.parametrize("model", PERSONAS)
-def test_the_sdk_accumulator_and_rig_nb_read_a_stream_alike(
-    quick_demo: DemoServer, model: str
-) -> None:
+def test_the_sdk_accumulator_and_rig_nb_read_a_stream_alike(demo: DemoServer, model: str) -> None:
     request = _request(model, stream=True)
-    with _sdk(quick_demo.base_url) as sdk, sdk.messages.stream(**_body(request)) as stream:
+    with _sdk(demo.base_url) as sdk, sdk.messages.stream(**_body(request)) as stream:
         types = [event.type for event in stream]
         message = stream.get_final_message()
-    with Client(quick_demo.base_url, api="messages", max_retries=0) as client:
+    with Client(demo.base_url, api="messages", max_retries=0) as client:
         reader = client.reader()
         reply = client.stream(request, reader)
     assert types[0] == "message_start" and types[-1] == "message_stop"
@@ -137,7 +128,7 @@ def test_the_sdk_reads_a_scripted_reply_with_cache_counts_alike(server: Scripted
         assert ours.tool_calls[0]["id"] == "toolu_1"
 
 
-def test_the_sdk_and_rig_nb_both_refuse_a_changed_signature(quick_demo: DemoServer) -> None:
+def test_the_sdk_and_rig_nb_both_refuse_a_changed_signature(demo: DemoServer) -> None:
     turns = (
         {"role": "user", "content": "hi"},
         {
@@ -146,7 +137,7 @@ def test_the_sdk_and_rig_nb_both_refuse_a_changed_signature(quick_demo: DemoServ
         },
         {"role": "user", "content": "again"},
     )
-    with _sdk(quick_demo.base_url) as sdk, pytest.raises(anthropic.BadRequestError) as theirs:
+    with _sdk(demo.base_url) as sdk, pytest.raises(anthropic.BadRequestError) as theirs:
         sdk.messages.create(model="well-behaved", max_tokens=64, messages=list(turns))
     request = Request(
         "well-behaved",
@@ -157,7 +148,7 @@ def test_the_sdk_and_rig_nb_both_refuse_a_changed_signature(quick_demo: DemoServ
         ),
         64,
     )
-    with Client(quick_demo.base_url, api="messages") as client, pytest.raises(BackendError) as ours:
+    with Client(demo.base_url, api="messages") as client, pytest.raises(BackendError) as ours:
         client.chat(request)
     assert ours.value.status_code == theirs.value.status_code == 400
     assert "Invalid `signature` in `thinking` block" in ours.value.message

@@ -11,7 +11,6 @@ and `thinking`.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import pytest
 from parity_view import assert_runs_same, persona_request, run_once, runs_over
@@ -21,15 +20,9 @@ from rig_nb import Client, RunRequest
 from rig_nb.demo import DEMO_PROMPT, DemoServer, demo_tools
 
 
-@pytest.fixture(scope="module")
-def quick_demo() -> Any:
-    with DemoServer(stream_first_delay=0, stream_interval=0) as server:
-        yield server
-
-
 @pytest.mark.parametrize("model", PERSONAS)
-def test_every_persona_reports_its_own_work_over_ollama(quick_demo: DemoServer, model: str) -> None:
-    with Client(quick_demo.base_url, api="ollama", max_retries=0) as client:
+def test_every_persona_reports_its_own_work_over_ollama(demo: DemoServer, model: str) -> None:
+    with Client(demo.base_url, api="ollama", max_retries=0) as client:
         for stream in (False, True):
             _, trace = run_once(client, persona_request(model), stream)
             assert trace.iterations, "the run made no round"
@@ -39,21 +32,21 @@ def test_every_persona_reports_its_own_work_over_ollama(quick_demo: DemoServer, 
                     assert it.server_timings["total_s"] > it.server_timings["decode_s"] >= 0
 
 
-def test_the_thinking_switch_and_replay_work_over_ollama(quick_demo: DemoServer) -> None:
+def test_the_thinking_switch_and_replay_work_over_ollama(demo: DemoServer) -> None:
     # deepseek-thinking-tools answers 400 when a tool turn comes back without its reasoning:
     # over /api/chat it goes back in `thinking`, and the run ends as over chat.
     request = RunRequest(
         "deepseek-thinking-tools", 512, prompt=DEMO_PROMPT, tools=demo_tools(), thinking=True
     )
-    runs = runs_over(quick_demo.base_url, request, "ollama")
+    runs = runs_over(demo.base_url, request, "ollama")
     assert_runs_same(runs, "ollama")
     trace = runs["ollama", False][1]
     assert trace.outcome == "ok"
     assert [it.replayed for it in trace.iterations[:-1]] == ["thinking"] * 2
     assert all(it.thinking_sent == {"think": True} for it in trace.iterations)
     off = dataclasses.replace(request, model="honors-thinking-switch", thinking=False)
-    with Client(quick_demo.base_url, api="ollama") as client:
+    with Client(demo.base_url, api="ollama") as client:
         quiet = client.run(off).trace
     assert quiet.outcome == "ok"
     assert all(it.reasoning_content == "" for it in quiet.iterations)
-    assert quick_demo.requests[-1].json["think"] is False
+    assert demo.requests[-1].json["think"] is False

@@ -109,12 +109,6 @@ def test_only_allowed_headers_and_the_wires_own_reach_the_wire(
         assert value.split()[-1] not in wire
 
 
-@pytest.mark.parametrize("name", ["chat", "responses"])
-def test_chat_and_responses_send_bearer_only_with_a_key(name: str) -> None:
-    assert WIRES[name].headers(KEY) == {"Authorization": f"Bearer {KEY}"}
-    assert WIRES[name].headers("") == {}
-
-
 def test_no_key_means_no_authorization_even_when_the_sdk_insists(server: ScriptedServer) -> None:
     server.push(chat_reply("ok"))
     with (

@@ -49,18 +49,12 @@ def _shape(trace: Trace) -> tuple[Any, ...]:
     )
 
 
-@pytest.fixture(scope="module")
-def paced() -> Any:
-    with DemoServer(stream_first_delay=0, stream_interval=0) as demo:
-        yield demo
-
-
 @pytest.mark.parametrize("model", PERSONAS)
-def test_every_persona_ends_alike_over_every_wire(paced: DemoServer, model: str) -> None:
+def test_every_persona_ends_alike_over_every_wire(demo: DemoServer, model: str) -> None:
     request = persona_request(model)
     shapes: dict[tuple[str, bool], tuple[Any, ...]] = {}
     for api in WIRES:
-        with Client(paced.base_url, api=api, max_retries=0) as client:
+        with Client(demo.base_url, api=api, max_retries=0) as client:
             for stream in (False, True):
                 trace = client.run_trace(dataclasses.replace(request, stream=stream))
                 assert trace.settings["api"] == api
@@ -71,27 +65,27 @@ def test_every_persona_ends_alike_over_every_wire(paced: DemoServer, model: str)
     assert different == {}, (model, first)
 
 
-def test_the_table_covers_every_wire_and_persona(paced: DemoServer) -> None:
+def test_the_table_covers_every_wire_and_persona(demo: DemoServer) -> None:
     # The tables here are only as good as their rows: four wires, each with a row saying
     # what it carries otherwise than chat, and the demo's personas.
     assert list(WIRES) == ["chat", "responses", "messages", "ollama"]
     assert list(CARRIES) == list(WIRES)
-    assert set(PERSONAS) <= set(paced.models)
+    assert set(PERSONAS) <= set(demo.models)
 
 
 @pytest.mark.parametrize("model", PERSONAS)
 @pytest.mark.parametrize("wire", OTHER_WIRES)
-def test_every_persona_runs_the_same_as_over_chat(paced: DemoServer, wire: str, model: str) -> None:
-    assert_runs_same(runs_over(paced.base_url, persona_request(model), wire), wire)
+def test_every_persona_runs_the_same_as_over_chat(demo: DemoServer, wire: str, model: str) -> None:
+    assert_runs_same(runs_over(demo.base_url, persona_request(model), wire), wire)
 
 
 @pytest.mark.parametrize("model", TEXT_TOOL_MODELS)
 @pytest.mark.parametrize("wire", OTHER_WIRES)
 def test_recovered_text_calls_run_the_same_as_over_chat(
-    paced: DemoServer, wire: str, model: str
+    demo: DemoServer, wire: str, model: str
 ) -> None:
     request = persona_request(model, recover_text_tool_calls=True)
-    runs = runs_over(paced.base_url, request, wire)
+    runs = runs_over(demo.base_url, request, wire)
     assert_runs_same(runs, wire)
     assert len(runs[wire, True][1].tool_calls) == 3  # the loop did run: the rows compare real work
 
@@ -99,9 +93,9 @@ def test_recovered_text_calls_run_the_same_as_over_chat(
 @pytest.mark.parametrize("model", PERSONAS)
 @pytest.mark.parametrize("wire", OTHER_WIRES)
 def test_every_persona_probes_the_same_as_over_chat(
-    paced: DemoServer, wire: str, model: str
+    demo: DemoServer, wire: str, model: str
 ) -> None:
-    assert_probes_same(paced.base_url, model, wire)
+    assert_probes_same(demo.base_url, model, wire)
 
 
 @pytest.mark.parametrize("replies", SCRIPTS)
