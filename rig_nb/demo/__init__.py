@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -45,7 +44,8 @@ from .ollama_route import OLLAMA_ROUTES, answer_ollama
 from .personas import XSS_IMG, XSS_SCRIPT, default_personas
 from .replay import recorded_personas
 from .responses_route import answer_responses
-from .wire_route import Pace
+from .wire_route import Pace, asked
+from .wire_route import openai_error as _error
 
 __all__ = [
     "DEMO_PROMPT",
@@ -107,12 +107,6 @@ def demo_tools() -> tuple[Tool, ...]:
         return f"{a + b:g}"
 
     return (get_weather, add)
-
-
-def _error(status: int, message: str, kind: str = "invalid_request_error") -> Response:
-    return Response(
-        {"error": {"message": message, "type": kind, "param": None, "code": None}}, status
-    )
 
 
 def _describe(persona: Persona) -> str:
@@ -228,20 +222,13 @@ class DemoServer(LoopbackServer):
                 self.stream_first_delay,
             )
             return wire_route(request.body, self.personas, pace)
-        try:
-            body = json.loads(request.body)
-        except (ValueError, RecursionError):
-            return _error(400, "request body is not valid JSON")
-        if not isinstance(body, dict):
-            return _error(400, "request body must be a JSON object")
-        try:
-            turn = Turn.parse(body)
-        except ValueError as exc:
-            return _error(400, str(exc))
-        persona = self.personas.get(turn.model)
-        if persona is None:
+        ask = asked(request.body, self.personas, dict, _error)
+        if isinstance(ask, Response):
+            return ask
+        turn = ask.turn
+        if ask.persona is None:
             return _error(404, f"model {turn.model!r} not found", "not_found_error")
-        reply = persona.reply(body)
+        reply = ask.persona.reply(ask.chat)
         if isinstance(reply, Stream):
             return self._paced(reply.events, turn.include_usage)
         chat = _chat_body(reply) if turn.streaming else None

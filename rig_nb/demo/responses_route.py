@@ -15,23 +15,18 @@ from typing import Any
 from ..testing import Response, sse_body
 from ..wire.responses_serve import chat_request, response_events, response_object
 from .kit import Persona, Stream
-from .wire_route import Pace, asked, completion_of
+from .wire_route import Pace, asked, completion_of, openai_error
 
 __all__ = ["answer_responses"]
 
 _SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}
 
 
-def _error(status: int, message: str) -> Response:
-    error = {"message": message, "type": "invalid_request_error", "param": None, "code": None}
-    return Response({"error": error}, status)
-
-
 def answer_responses(
     raw: bytes, personas: Mapping[str, Persona], pace: Pace
 ) -> Response | Mapping[str, Any]:
     """The demo's answer to one `/v1/responses` request body."""
-    ask = asked(raw, personas, chat_request, _error)
+    ask = asked(raw, personas, chat_request, openai_error)
     if isinstance(ask, Response):
         return ask
     if ask.persona is None:

@@ -17,7 +17,7 @@ from ..testing import Response
 from ..wire import StreamAssembler
 from .kit import Persona, Stream, Turn
 
-__all__ = ["Asked", "Pace", "assembled", "asked", "completion_of"]
+__all__ = ["Asked", "Pace", "assembled", "asked", "completion_of", "openai_error"]
 
 
 def assembled(events: Iterable[Mapping[str, Any] | str]) -> dict[str, Any]:
@@ -43,6 +43,12 @@ def assembled(events: Iterable[Mapping[str, Any] | str]) -> dict[str, Any]:
             "completion_tokens": reply.usage.get("completion_tokens", 0),
         }
     return body
+
+
+def openai_error(status: int, message: str, kind: str = "invalid_request_error") -> Response:
+    """An error answer in the OpenAI shape (the chat and Responses routes')."""
+    error = {"message": message, "type": kind, "param": None, "code": None}
+    return Response({"error": error}, status)
 
 
 @dataclass(frozen=True)
