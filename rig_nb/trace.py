@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import strict_json
 from .usage import Usage
+from .usage import kept_count as _count
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,13 +41,6 @@ ENDINGS = (
     "empty",
     "error",
 )
-
-
-def _count(value: Any) -> int | None:
-    """A token count as reported: an int >= 0, else None."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return None
-    return value
 
 
 def _pandas() -> Any:

@@ -7,12 +7,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Usage", "count_of"]
+__all__ = ["Usage", "count_of", "kept_count"]
 
 
 def count_of(value: Any) -> int | None:
     """A token count as a server reported it: an int (not a bool), else None."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def kept_count(value: Any) -> int | None:
+    """A token count as a trace keeps it: an int >= 0 (not a bool), else None."""
+    count = count_of(value)
+    return count if count is not None and count >= 0 else None
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from ..errors import BackendError, Cancelled, RigError
 from ..probe import PROBE_TOOL
 from ..record import record_one
 from ..trace import Iteration, Trace
+from ..usage import kept_count as _count
 from ..wire import Call, Request, Turn, turns_of
 from ..wire.thinking import inline_reasoning
 from .advice import by_server
@@ -247,12 +248,6 @@ def context_window_check(
             evidence = f"{kept} prompt tokens taken, past the stated window of {window}"
     fix = long_context_advice(server, name, verdict, window)
     return name, verdict, evidence, fix, trace
-
-
-def _count(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return None
-    return value
 
 
 def _turn_one(probe: Trace, question: Trace) -> Iteration | None:
