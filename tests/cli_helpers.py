@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -66,3 +67,14 @@ def assert_one_line_error(
     assert proc.stderr.startswith("rig-nb") and proc.stderr.count("\n") == 1, proc.stderr
     for part in parts:
         assert part in proc.stderr
+
+
+def endpoints_toml(tmp_path: Path, *tables: tuple[str, str, str]) -> str:
+    """An endpoints file in `tmp_path` with one `[[endpoint]]` table per (name, base_url, model)."""
+    path = tmp_path / "endpoints.toml"
+    path.write_text(
+        "".join(
+            f'[[endpoint]]\nname = "{n}"\nbase_url = "{u}"\nmodel = "{m}"\n' for n, u, m in tables
+        )
+    )
+    return str(path)

@@ -6,6 +6,7 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from loopback import TLSServer
@@ -14,6 +15,9 @@ from runs import LoopRunner
 from rig_nb import Client
 from rig_nb.demo import DemoServer
 from rig_nb.testing import ScriptedServer
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Variables the openai SDK, httpx or ssl would read: no test depends on the shell it ran from.
 _AMBIENT_PREFIXES = ("OPENAI_",)
@@ -83,6 +87,15 @@ def closed_port_url() -> str:
     from loopback import free_port
 
     return f"http://127.0.0.1:{free_port()}/v1"
+
+
+@pytest.fixture
+def frame(demo: DemoServer, closed_port_url: str) -> pd.DataFrame:
+    """The report tests' compare frame (`report_runs.compare_frame`), one endpoint refusing."""
+    # imported here: pandas and rig_nb.compare stay out of the modules that never ask for it
+    from report_runs import compare_frame
+
+    return compare_frame(demo, closed_port_url)
 
 
 @pytest.fixture

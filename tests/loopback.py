@@ -11,6 +11,31 @@ import ssl
 import threading
 from pathlib import Path
 
+WAIT_S = 30.0
+
+
+class Hold:
+    """Counts the requests that pass `enter()`; the `hold`-th (0-based) waits there for `release`.
+
+    The base of a server's handler or persona whose request a test wants in flight: the test
+    waits on `arrived`, acts, then sets `release`.
+    """
+
+    def __init__(self, hold: int | None = None) -> None:
+        self.hold = hold
+        self.seen = 0
+        self.arrived = threading.Event()
+        self.release = threading.Event()
+        self._lock = threading.Lock()
+
+    def enter(self) -> None:
+        with self._lock:
+            n = self.seen
+            self.seen += 1
+        if n == self.hold:
+            self.arrived.set()
+            self.release.wait(WAIT_S)
+
 
 def free_port() -> int:
     """A port on 127.0.0.1 that nothing listens on (bound, then released)."""

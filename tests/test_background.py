@@ -7,33 +7,21 @@ import threading
 from typing import Any
 
 import pytest
+from loopback import WAIT_S, Hold
 
 from rig_nb import Client
 from rig_nb.capabilities import CHECKS, endpoint_report
 from rig_nb.testing import RecordedRequest, Response, ScriptedServer, chat_reply, tool_call
 from rig_nb.widgets import ProbePanel
 
-WAIT_S = 30.0
 MODELS = {"object": "list", "data": [{"id": "m", "owned_by": "vllm"}]}
 
 
-class Gate:
+class Gate(Hold):
     """Answers every request; the `hold`-th one (0-based) waits until `release` is set."""
 
-    def __init__(self, hold: int | None = None) -> None:
-        self.hold = hold
-        self.arrived = threading.Event()
-        self.release = threading.Event()
-        self.seen = 0
-        self._lock = threading.Lock()
-
     def __call__(self, request: RecordedRequest) -> Any:
-        with self._lock:
-            n = self.seen
-            self.seen += 1
-        if n == self.hold:
-            self.arrived.set()
-            self.release.wait(WAIT_S)
+        self.enter()
         if request.method == "GET":
             return MODELS
         return chat_reply(tool_calls=[tool_call("ping")])

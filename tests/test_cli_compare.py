@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from cli_helpers import KEY, assert_one_line_error, child_env, cli
+from cli_helpers import KEY, assert_one_line_error, child_env, cli, endpoints_toml
 from loopback import free_port
 
 from rig_nb.capabilities import CHECKS
@@ -25,16 +25,6 @@ from rig_nb.compare import COLUMNS, DEFAULT_SCENARIOS
 from rig_nb.demo import DemoServer
 from rig_nb.report import load_traces
 from rig_nb.testing import RecordedRequest, Response, ScriptedServer
-
-
-def endpoints_toml(tmp_path: Path, *tables: tuple[str, str, str]) -> str:
-    path = tmp_path / "endpoints.toml"
-    path.write_text(
-        "".join(
-            f'[[endpoint]]\nname = "{n}"\nbase_url = "{u}"\nmodel = "{m}"\n' for n, u, m in tables
-        )
-    )
-    return str(path)
 
 
 def test_compare(

@@ -7,23 +7,18 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import cli
+from cli_helpers import cli, endpoints_toml
 
 from rig_nb.compare import DEFAULT_SCENARIOS
 from rig_nb.demo import DemoServer
 from rig_nb.load import LOAD_SUMMARY_COLUMNS
 
 
-def _toml(tmp_path: Path, demo: DemoServer, model: str) -> str:
-    path = tmp_path / "endpoints.toml"
-    path.write_text(f'[[endpoint]]\nname = "e"\nbase_url = "{demo.base_url}"\nmodel = "{model}"\n')
-    return str(path)
-
-
 def test_compare_load_rows_carry_load_and_copy(
     demo: DemoServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    ran = cli(capsys, "compare", _toml(tmp_path, demo, "well-behaved"), "--load", "1,2", "--json")
+    toml = endpoints_toml(tmp_path, ("e", demo.base_url, "well-behaved"))
+    ran = cli(capsys, "compare", toml, "--load", "1,2", "--json")
     rows = json.loads(ran.stdout)
     n = len(DEFAULT_SCENARIOS)
     assert len(rows) == n * 3
@@ -34,7 +29,8 @@ def test_compare_load_rows_carry_load_and_copy(
 def test_compare_load_prints_the_load_summary(
     demo: DemoServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    ran = cli(capsys, "compare", _toml(tmp_path, demo, "crossed-streams"), "--load", "1,2")
+    toml = endpoints_toml(tmp_path, ("e", demo.base_url, "crossed-streams"))
+    ran = cli(capsys, "compare", toml, "--load", "1,2")
     assert ran.returncode == 1  # copies at load 2 carried each other's nonces
     summary, _, table = ran.stdout.partition("\n\n")
     assert summary.startswith("summary per endpoint, scenario and load")
@@ -55,6 +51,7 @@ def test_compare_load_prints_the_load_summary(
 def test_a_bad_load_is_a_usage_error(
     value: str, demo: DemoServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    ran = cli(capsys, "compare", _toml(tmp_path, demo, "well-behaved"), "--load", value)
+    toml = endpoints_toml(tmp_path, ("e", demo.base_url, "well-behaved"))
+    ran = cli(capsys, "compare", toml, "--load", value)
     assert ran.returncode == 2
     assert "--load" in ran.stderr and "Traceback" not in ran.stderr

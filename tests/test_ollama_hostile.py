@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from test_hostile import KEY, SECRET_PATH, _elapsed
+from wire_rows_native import ndjson, ollama_line
 
 from rig_nb import BackendError, Client, ResponseTooLargeError, RunRequest, Trace
 from rig_nb.testing import Response, ScriptedServer
@@ -28,9 +29,8 @@ NDJSON = {"content-type": "application/x-ndjson"}
 OLLAMA = WIRES["ollama"]
 
 
-def _line(content: str = "", **fields: Any) -> bytes:
-    message = {"role": "assistant", "content": content}
-    return json.dumps({"model": "m", "message": message, "done": False, **fields}).encode() + b"\n"
+def _line(content: str) -> bytes:
+    return ndjson(ollama_line(content=content))
 
 
 DONE = json.dumps(

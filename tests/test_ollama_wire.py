@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from shared import ECHO
+from wire_rows_native import ollama_line
 
 from rig_nb import BackendError, Client, RunRequest, Trace
 from rig_nb.capabilities import endpoint_report
@@ -37,10 +38,6 @@ DONE = {
 def _request(**kw: Any) -> Request:
     turns = (Turn("system", "Be brief."), Turn("user", "Echo hi."))
     return Request("qwen3:4b", kw.pop("turns", turns), kw.pop("max_tokens", 64), **kw)
-
-
-def _line(**message: Any) -> dict[str, Any]:
-    return {"model": "m", "message": {"role": "assistant", "content": "", **message}, "done": False}
 
 
 # What goes on the wire.
@@ -202,9 +199,9 @@ def test_a_reply_is_read_with_its_counts_and_durations(server: ScriptedServer) -
 def test_streamed_lines_build_the_same_reply_and_calls_get_ids(server: ScriptedServer) -> None:
     call = {"function": {"index": 0, "name": "echo", "arguments": {"text": "hi"}}}
     lines = [
-        _line(thinking="I will "),
-        _line(thinking="echo."),
-        _line(tool_calls=[call]),
+        ollama_line(thinking="I will "),
+        ollama_line(thinking="echo."),
+        ollama_line(tool_calls=[call]),
         {"model": "m", "message": {"role": "assistant", "content": ""}, **DONE},
     ]
     # The second turn's prompt holds the first's: more prompt tokens, not fewer (a cut).
@@ -249,10 +246,10 @@ def test_a_split_call_and_lines_after_done_are_stream_faults(server: ScriptedSer
     end = {"message": {"role": "assistant", "content": ""}, **DONE}
     body = [
         json.dumps(x).encode() + b"\n"
-        for x in (_line(tool_calls=[head]), _line(tool_calls=[tail]), end)
+        for x in (ollama_line(tool_calls=[head]), ollama_line(tool_calls=[tail]), end)
     ]
     # The line after done arrives in the same chunk as done: read, recorded, not waited for.
-    body[-1] += json.dumps(_line(content="late")).encode() + b"\n"
+    body[-1] += json.dumps(ollama_line(content="late")).encode() + b"\n"
     server.push(Response(iter(body), headers=NDJSON))
     with Client(server.base_url, api="ollama") as client:
         trace = client.run_trace(

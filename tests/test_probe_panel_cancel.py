@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
+from loopback import WAIT_S, Hold
 
 from rig_nb.demo import DemoServer
 from rig_nb.demo.kit import Stream
@@ -15,28 +15,14 @@ from rig_nb.demo.personas import WellBehaved
 from rig_nb.testing import Response
 from rig_nb.widgets import ProbePanel
 
-WAIT_S = 30.0
 
-
-class Held(WellBehaved):
+class Held(WellBehaved, Hold):
     """The well-behaved persona; its `hold`-th chat request (0-based) waits for `release`."""
 
     name = "held"
 
-    def __init__(self, hold: int) -> None:
-        self.hold = hold
-        self.seen = 0
-        self.arrived = threading.Event()
-        self.release = threading.Event()
-        self._lock = threading.Lock()
-
     def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Response | Stream:
-        with self._lock:
-            n = self.seen
-            self.seen += 1
-        if n == self.hold:
-            self.arrived.set()
-            self.release.wait(WAIT_S)
+        self.enter()
         return super().reply(request)
 
 

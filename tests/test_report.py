@@ -10,17 +10,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from report_runs import INJECTOR, SECRET, compare_frame, run_trace
+from report_runs import INJECTOR, SECRET, run_trace
 
 from rig_nb import Iteration, Trace
 from rig_nb._html import esc
 from rig_nb.demo import XSS_IMG, XSS_SCRIPT, DemoServer
 from rig_nb.report import save_html
-
-
-@pytest.fixture
-def frame(demo: DemoServer, closed_port_url: str) -> pd.DataFrame:
-    return compare_frame(demo, closed_port_url)
 
 
 def test_importing_report_imports_no_pandas() -> None:

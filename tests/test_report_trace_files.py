@@ -12,17 +12,10 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from report_runs import compare_frame
 
 from rig_nb import Iteration, ToolCallRecord, Trace
-from rig_nb.demo import DemoServer
 from rig_nb.report import load_traces, save_html, save_traces
 from rig_nb.report.files import open_regular
-
-
-@pytest.fixture
-def frame(demo: DemoServer, closed_port_url: str) -> pd.DataFrame:
-    return compare_frame(demo, closed_port_url)
 
 
 def odd_trace() -> Trace:

@@ -195,7 +195,8 @@ def ndjson(*lines: dict[str, Any]) -> bytes:
     return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
 
 
-def _said(**message: Any) -> dict[str, Any]:
+def ollama_line(**message: Any) -> dict[str, Any]:
+    """One line of an Ollama chat stream before `done`: an assistant message with `message`."""
     return {"model": "m", "message": {"role": "assistant", "content": "", **message}, "done": False}
 
 
@@ -251,12 +252,12 @@ OLLAMA_ROW = Row(
     ).encode(),
     full_said=OLLAMA_SAID,
     stream=ndjson(
-        _said(thinking="Need "),
-        _said(thinking="weather."),
-        _said(content="Let me "),
-        _said(content="check."),
-        _said(tool_calls=[OLLAMA_CALL]),
-        {**_said(), **OLLAMA_DONE},
+        ollama_line(thinking="Need "),
+        ollama_line(thinking="weather."),
+        ollama_line(content="Let me "),
+        ollama_line(content="check."),
+        ollama_line(tool_calls=[OLLAMA_CALL]),
+        {**ollama_line(), **OLLAMA_DONE},
     ),
     stream_said=OLLAMA_SAID,
     thinking={
