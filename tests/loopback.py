@@ -100,6 +100,28 @@ class RawServer(SocketServer):
         conn.sendall(self.response)
 
 
+class Held(SocketServer):
+    """Accepts, reads the request unless `read` is False, then never answers until closed."""
+
+    def __init__(self, read: bool = True) -> None:
+        self.read = read
+        self.release = threading.Event()
+        super().__init__()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def serve(self, conn: socket.socket) -> None:
+        if self.read:
+            conn.recv(65536)
+        self.release.wait(30)
+
+    def close(self) -> None:
+        self.release.set()
+        super().close()
+
+
 class TLSServer(SocketServer):
     """A TLS listener with a self-signed certificate that answers nothing over HTTP.
 

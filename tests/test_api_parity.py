@@ -16,6 +16,11 @@ from rig_nb.testing import tool_call as make_call
 CALL = chat_reply(None, tool_calls=[make_call("ping", {"message": "hello"})])
 
 
+def _chat(request: RecordedRequest) -> dict[str, Any]:
+    """The chat route's answer: the call to the probe, "Paris." to the question."""
+    return CALL if '"tools"' in request.body.decode() else chat_reply("Paris.")
+
+
 def _by_path(responses: Callable[[RecordedRequest], Response | Mapping[str, Any]]) -> Any:
     def serve(request: RecordedRequest) -> Response | Mapping[str, Any]:
         if request.path.endswith("/models"):
@@ -24,7 +29,7 @@ def _by_path(responses: Callable[[RecordedRequest], Response | Mapping[str, Any]
             return responses(request)
         if request.path.endswith("/api/chat"):  # a server without Ollama's native API
             return Response("404 page not found", 404)
-        return CALL if '"tools"' in request.body.decode() else chat_reply("Paris.")
+        return _chat(request)
 
     return serve
 
@@ -35,7 +40,7 @@ def _parity(responses: Callable[[RecordedRequest], Response | Mapping[str, Any]]
         with Client(server.base_url, max_retries=0) as client:
             report = endpoint_report(client, "m", stream=False)
     assert [c.name for c in report.checks][-1] == "api_parity"
-    return next(c for c in report.checks if c.name == "api_parity")
+    return report.check("api_parity")
 
 
 def test_api_parity_is_a_check_name() -> None:
@@ -45,7 +50,7 @@ def test_api_parity_is_a_check_name() -> None:
 def test_the_demo_is_the_same_over_both_wires(demo: DemoServer) -> None:
     with Client(demo.base_url) as client:
         report = endpoint_report(client, "well-behaved", stream=False)
-    check = next(c for c in report.checks if c.name == "api_parity")
+    check = report.check("api_parity")
     assert check.verdict == "same" and check.advice == ""
     assert check.trace is not None and check.trace.settings.get("kind") == "question"
 
@@ -57,6 +62,12 @@ def test_a_server_without_the_route_is_responses_unsupported(status: int) -> Non
     assert f"responses unsupported ({status})" in check.verdict.split("; ")
     assert "differs" not in check.verdict
     assert "/v1/responses" in check.advice
+
+
+def test_a_server_without_api_chat_is_ollama_unsupported() -> None:
+    check = _parity(lambda r: as_response(_chat(r)))
+    assert "ollama unsupported (404)" in check.verdict.split("; ")
+    assert "/api/chat" in check.advice and 'keep api="chat"' in check.advice
 
 
 def test_a_route_that_loses_the_call_differs() -> None:

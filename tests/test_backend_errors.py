@@ -9,8 +9,6 @@ without an SDK send with). Both must give the same kind, status and endpoint mes
 from __future__ import annotations
 
 import json
-import socket
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import quote
@@ -18,7 +16,7 @@ from urllib.parse import quote
 import httpx
 import openai
 import pytest
-from loopback import RawServer, SocketServer, TLSServer
+from loopback import Held, RawServer, TLSServer
 
 from rig_nb import BackendError, RunRequest
 from rig_nb._backend_errors import backend_error, page_text, retry_delay, retryable
@@ -54,26 +52,10 @@ def fail(
     raise AssertionError("the request did not fail")
 
 
-class _Held(SocketServer):
-    """Reads the request and never answers until closed."""
-
-    def __init__(self) -> None:
-        self.release = threading.Event()
-        super().__init__()
-
-    def serve(self, conn: socket.socket) -> None:
-        conn.recv(65536)
-        self.release.wait(30)
-
-    def close(self) -> None:
-        self.release.set()
-        super().close()
-
-
 @pytest.fixture
 def held() -> Iterator[str]:
-    with _Held() as srv:
-        yield f"http://127.0.0.1:{srv.port}/v1"
+    with Held() as srv:
+        yield srv.base_url
 
 
 # Every kind from a real failure.

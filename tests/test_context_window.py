@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from runs import LoopRunner
 
-from rig_nb import BackendError, Client, OutputLimitError, RunRequest, Tool, Trace
+from rig_nb import BackendError, OutputLimitError, Tool, Trace
 from rig_nb.compare import Scenario
 from rig_nb.testing import Response, ScriptedServer, chat_reply, tool_call
 from rig_nb.trace import Iteration
@@ -29,11 +30,8 @@ def _answer(prompt_tokens: Any, **usage: Any) -> dict[str, Any]:
     return chat_reply("done", usage={"prompt_tokens": prompt_tokens, **usage})
 
 
-def _run(server: ScriptedServer, *, stream: bool = False, **request: Any) -> Trace:
-    with Client(server.base_url, KEY, max_retries=0) as client:
-        return client.run_trace(
-            RunRequest("m", 64, prompt="go", tools=[_echo_tool()], stream=stream, **request)
-        )
+def _run(run_loop: LoopRunner, **request: Any) -> Trace:
+    return run_loop.trace(key=KEY, prompt="go", tools=[_echo_tool()], **request)
 
 
 # --- BackendError kind "context" ----------------------------------------------------------
@@ -98,10 +96,14 @@ SGLANG = {
     ],
 )
 def test_each_servers_context_error_is_kind_context_with_its_numbers(
-    server: ScriptedServer, body: dict[str, Any], window: int | None, prompt: int | None
+    server: ScriptedServer,
+    run_loop: LoopRunner,
+    body: dict[str, Any],
+    window: int | None,
+    prompt: int | None,
 ) -> None:
     server.push(Response(body, 400))
-    trace = _run(server)
+    trace = _run(run_loop)
     exc = trace.exception
     assert isinstance(exc, BackendError)
     assert (exc.kind, exc.status_code) == ("context", 400)
@@ -129,40 +131,41 @@ def test_each_servers_context_error_is_kind_context_with_its_numbers(
     ],
 )
 def test_an_error_that_mentions_context_for_another_reason_is_not_kind_context(
-    server: ScriptedServer, body: dict[str, Any], status: int
+    server: ScriptedServer, run_loop: LoopRunner, body: dict[str, Any], status: int
 ) -> None:
     server.push(Response(body, status))
-    exc = _run(server).exception
+    exc = _run(run_loop).exception
     assert isinstance(exc, BackendError) and exc.kind == "http"
     assert exc.context_window is None and exc.prompt_tokens is None
 
 
 @pytest.mark.parametrize("lie", [0, -5, 10**12, "4096", 4096.0, True, None, [4096]])
 def test_lying_numbers_in_a_context_error_are_dropped_not_believed(
-    server: ScriptedServer, lie: Any
+    server: ScriptedServer, run_loop: LoopRunner, lie: Any
 ) -> None:
     body = {"error": {**LLAMA_400["error"], "n_ctx": lie, "n_prompt_tokens": lie}}
     server.push(Response(body, 400))
-    exc = _run(server).exception
+    exc = _run(run_loop).exception
     assert isinstance(exc, BackendError) and exc.kind == "context"
     assert exc.context_window is None and exc.prompt_tokens is None
 
 
 def test_a_context_error_keeps_its_numbers_when_the_thinking_switch_was_sent(
-    server: ScriptedServer,
+    server: ScriptedServer, run_loop: LoopRunner
 ) -> None:
     server.push(Response(LLAMA_400, 400))
-    with Client(server.base_url, KEY, server="llama.cpp") as client:
-        trace = client.run_trace(RunRequest("m", 64, prompt="go", thinking=False))
+    trace = run_loop.trace(key=KEY, kind="llama.cpp", max_retries=2, prompt="go", thinking=False)
     exc = trace.exception
     assert isinstance(exc, BackendError) and exc.kind == "context"
     assert (exc.context_window, exc.prompt_tokens) == (4096, 5123)
     assert "thinking=" not in exc.message  # the thinking switch is not what was refused
 
 
-def test_the_context_error_of_a_streamed_request_is_the_same(server: ScriptedServer) -> None:
+def test_the_context_error_of_a_streamed_request_is_the_same(
+    server: ScriptedServer, run_loop: LoopRunner
+) -> None:
     server.push(Response(LLAMA_400, 400))
-    exc = _run(server, stream=True).exception
+    exc = _run(run_loop, stream=True).exception
     assert isinstance(exc, BackendError) and exc.kind == "context"
     assert exc.context_window == 4096
 
@@ -199,6 +202,7 @@ LLAMA_TIMINGS = {
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 def test_cached_tokens_come_from_whichever_field_the_server_uses(
     server: ScriptedServer,
+    run_loop: LoopRunner,
     usage: dict[str, Any],
     top: dict[str, Any],
     cached: int | None,
@@ -206,17 +210,17 @@ def test_cached_tokens_come_from_whichever_field_the_server_uses(
 ) -> None:
     body = {**_answer(100, completion_tokens=7, **usage), **top}
     server.push(body)
-    it = _run(server, stream=stream).iterations[0]
+    it = _run(run_loop, stream=stream).iterations[0]
     assert it.usage.get("cached_tokens") == cached
     assert it.usage["prompt_tokens"] == 100
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 def test_server_timings_keep_only_what_llama_cpp_reported(
-    server: ScriptedServer, stream: bool
+    server: ScriptedServer, run_loop: LoopRunner, stream: bool
 ) -> None:
     server.push({**_answer(100), "timings": LLAMA_TIMINGS})
-    it = _run(server, stream=stream).iterations[0]
+    it = _run(run_loop, stream=stream).iterations[0]
     assert it.server_timings == {
         "prompt_s": pytest.approx(0.0125),
         "prompt_tokens": 20.0,
@@ -226,7 +230,9 @@ def test_server_timings_keep_only_what_llama_cpp_reported(
     }
 
 
-def test_ollama_durations_are_seconds_and_lies_are_dropped(server: ScriptedServer) -> None:
+def test_ollama_durations_are_seconds_and_lies_are_dropped(
+    server: ScriptedServer, run_loop: LoopRunner
+) -> None:
     durations = {
         "load_duration": 2_000_000_000,
         "prompt_eval_duration": 500_000_000,
@@ -236,20 +242,21 @@ def test_ollama_durations_are_seconds_and_lies_are_dropped(server: ScriptedServe
         "total_duration": -1,
     }
     server.push({**_answer(100), **durations, "timings": {"prompt_ms": float("1e300")}})
-    it = _run(server).iterations[0]
+    it = _run(run_loop).iterations[0]
     assert it.server_timings == {"load_s": 2.0, "prompt_s": 0.5, "prompt_tokens": 40.0}
 
 
-def test_a_reply_without_timings_has_none(server: ScriptedServer) -> None:
+def test_a_reply_without_timings_has_none(server: ScriptedServer, run_loop: LoopRunner) -> None:
     server.push(_answer(100))
-    assert _run(server).iterations[0].server_timings == {}
+    assert _run(run_loop).iterations[0].server_timings == {}
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-def test_cached_tokens_over_the_responses_wire(server: ScriptedServer, stream: bool) -> None:
+def test_cached_tokens_over_the_responses_wire(
+    server: ScriptedServer, run_loop: LoopRunner, stream: bool
+) -> None:
     server.push(_answer(100, prompt_tokens_details={"cached_tokens": 60}))
-    with Client(server.base_url, api="responses") as client:
-        trace = client.run_trace(RunRequest("m", 64, prompt="go", stream=stream))
+    trace = run_loop.trace(api="responses", max_retries=2, prompt="go", stream=stream)
     assert trace.iterations[0].usage["cached_tokens"] == 60
 
 
@@ -258,10 +265,10 @@ def test_cached_tokens_over_the_responses_wire(server: ScriptedServer, stream: b
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 def test_prompt_tokens_that_fall_mark_the_cut_and_the_outcome(
-    server: ScriptedServer, stream: bool
+    server: ScriptedServer, run_loop: LoopRunner, stream: bool
 ) -> None:
     server.push(_calls(100), _calls(900), _answer(600))
-    trace = _run(server, stream=stream)
+    trace = _run(run_loop, stream=stream)
     assert [it.context_cut for it in trace.iterations] == [False, False, True]
     assert trace.ending == "answer"
     assert trace.outcome == "context_truncated"  # it answered, without part of what was sent
@@ -269,12 +276,11 @@ def test_prompt_tokens_that_fall_mark_the_cut_and_the_outcome(
 
 
 def test_a_run_that_raised_after_a_cut_is_context_truncated_and_still_raises(
-    server: ScriptedServer,
+    server: ScriptedServer, run_loop: LoopRunner
 ) -> None:
     server.push(_calls(100), chat_reply("cut", finish_reason="length", usage={"prompt_tokens": 50}))
-    with Client(server.base_url) as client:
-        with pytest.raises(OutputLimitError) as caught:
-            client.run(RunRequest("m", 64, prompt="go", tools=[_echo_tool()]))
+    with pytest.raises(OutputLimitError) as caught:
+        run_loop.result(max_retries=2, prompt="go", tools=[_echo_tool()])
     trace = caught.value.trace
     assert trace is not None and trace.iterations[1].context_cut
     assert trace.outcome == "context_truncated"
@@ -282,11 +288,11 @@ def test_a_run_that_raised_after_a_cut_is_context_truncated_and_still_raises(
 
 
 def test_a_cut_is_judged_against_every_earlier_turn_not_only_the_last(
-    server: ScriptedServer,
+    server: ScriptedServer, run_loop: LoopRunner
 ) -> None:
     # The second turn reported nothing: the third is still below the first.
     server.push(_calls(500), chat_reply(tool_calls=[tool_call("echo", {})], usage={}), _answer(400))
-    trace = _run(server)
+    trace = _run(run_loop)
     assert [it.context_cut for it in trace.iterations] == [False, False, True]
 
 
@@ -302,24 +308,26 @@ def test_a_cut_is_judged_against_every_earlier_turn_not_only_the_last(
     ],
 )
 def test_usage_that_is_missing_or_not_an_int_never_claims_a_cut(
-    server: ScriptedServer, later: Any
+    server: ScriptedServer, run_loop: LoopRunner, later: Any
 ) -> None:
     last = chat_reply("done", usage={} if later is None else {"prompt_tokens": later})
     server.push(_calls(500), last)
-    trace = _run(server)
+    trace = _run(run_loop)
     assert not any(it.context_cut for it in trace.iterations)
     assert trace.outcome == "ok"
 
 
-def test_growing_or_equal_prompts_are_not_cut(server: ScriptedServer) -> None:
+def test_growing_or_equal_prompts_are_not_cut(server: ScriptedServer, run_loop: LoopRunner) -> None:
     server.push(_calls(100), _calls(100), _answer(2**62))
-    trace = _run(server)
+    trace = _run(run_loop)
     assert not any(it.context_cut for it in trace.iterations) and trace.outcome == "ok"
 
 
-def test_context_cut_round_trips_through_a_trace_file(server: ScriptedServer) -> None:
+def test_context_cut_round_trips_through_a_trace_file(
+    server: ScriptedServer, run_loop: LoopRunner
+) -> None:
     server.push({**_calls(300), "timings": LLAMA_TIMINGS}, _answer(200))
-    trace = _run(server)
+    trace = _run(run_loop)
     again = Trace.from_json(trace.to_json())
     assert again.iterations[1].context_cut and again.outcome == "context_truncated"
     assert again.iterations[0].server_timings == trace.iterations[0].server_timings
@@ -372,43 +380,45 @@ def test_prefix_reuse_over_a_thousand_iterations_reads_each_usage_a_fixed_number
     assert shares[0] is None and shares[-1] == 1.0 and len(shares) == n
 
 
-def test_a_real_run_reports_reuse_per_iteration(server: ScriptedServer) -> None:
+def test_a_real_run_reports_reuse_per_iteration(
+    server: ScriptedServer, run_loop: LoopRunner
+) -> None:
     server.push(
         _calls(100, prompt_tokens_details={"cached_tokens": 0}),
         _calls(150, prompt_tokens_details={"cached_tokens": 90}),
         _answer(200, prompt_tokens_details={"cached_tokens": 150}),
     )
-    assert _run(server).prefix_reuse == [None, 0.9, 1.0]
+    assert _run(run_loop).prefix_reuse == [None, 0.9, 1.0]
 
 
 # --- RunRequest(context_window=...) -------------------------------------------------------------
 
 
 def test_context_window_is_recorded_and_not_sent_on_chat_or_responses(
-    server: ScriptedServer,
+    server: ScriptedServer, run_loop: LoopRunner
 ) -> None:
     for api in ("chat", "responses"):
         server.push(_answer(10))
-        with Client(server.base_url, api=api) as client:
-            trace = client.run_trace(RunRequest("m", 64, prompt="go", context_window=8192))
+        trace = run_loop.trace(api=api, max_retries=2, prompt="go", context_window=8192)
         assert trace.settings["context_window"] == 8192
         assert trace.settings["context_window_sent"] is False
         sent = server.requests[-1].body.decode()
         assert "8192" not in sent and "num_ctx" not in sent and "context" not in sent
 
 
-def test_without_a_context_window_nothing_is_recorded(server: ScriptedServer) -> None:
+def test_without_a_context_window_nothing_is_recorded(
+    server: ScriptedServer, run_loop: LoopRunner
+) -> None:
     server.push(_answer(10))
-    assert "context_window" not in _run(server).settings
+    assert "context_window" not in _run(run_loop).settings
 
 
 @pytest.mark.parametrize("bad", [0, -1, True, "4096", 4096.0])
 def test_a_context_window_that_is_not_a_positive_int_is_refused_before_any_request(
-    server: ScriptedServer, bad: Any
+    server: ScriptedServer, run_loop: LoopRunner, bad: Any
 ) -> None:
-    with Client(server.base_url) as client:
-        with pytest.raises(ValueError, match="context_window"):
-            client.run(RunRequest("m", 64, prompt="go", context_window=bad))
+    with pytest.raises(ValueError, match="context_window"):
+        run_loop.result(max_retries=2, prompt="go", context_window=bad)
     assert server.requests == []
 
 

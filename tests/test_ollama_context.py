@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from runs import LoopRunner
 from shared import ECHO
 
-from rig_nb import Client, RunRequest
+from rig_nb import Trace
 from rig_nb.testing import ScriptedServer
 
 DONE = {"done": True, "done_reason": "stop"}
@@ -28,38 +29,42 @@ def _call_then_answer(server: ScriptedServer, first: int, second: int) -> None:
     server.push(_reply(first, tool_calls=[call]), _reply(second, content="Echoed."))
 
 
-def test_num_ctx_goes_out_and_a_turn_at_the_window_is_a_cut(server: ScriptedServer) -> None:
+def _run(run_loop: LoopRunner, **request: Any) -> Trace:
+    return run_loop.trace(api="ollama", max_retries=2, max_tokens=32, **request)
+
+
+def test_num_ctx_goes_out_and_a_turn_at_the_window_is_a_cut(
+    server: ScriptedServer, run_loop: LoopRunner
+) -> None:
     _call_then_answer(server, 50, 64)
-    request = RunRequest("m", 32, prompt="Echo hi.", tools=(ECHO,), context_window=64)
-    with Client(server.base_url, api="ollama") as client:
-        trace = client.run_trace(request)
+    trace = _run(run_loop, prompt="Echo hi.", tools=(ECHO,), context_window=64)
     assert [r.json["options"]["num_ctx"] for r in server.requests] == [64, 64]
     assert trace.settings["context_window_sent"] is True
     assert [it.context_cut for it in trace.iterations] == [False, True]
     assert trace.outcome == "context_truncated"
 
 
-def test_a_grown_prompt_under_the_window_is_no_cut(server: ScriptedServer) -> None:
+def test_a_grown_prompt_under_the_window_is_no_cut(
+    server: ScriptedServer, run_loop: LoopRunner
+) -> None:
     _call_then_answer(server, 50, 63)
-    request = RunRequest("m", 32, prompt="Echo hi.", tools=(ECHO,), context_window=64)
-    with Client(server.base_url, api="ollama") as client:
-        trace = client.run_trace(request)
+    trace = _run(run_loop, prompt="Echo hi.", tools=(ECHO,), context_window=64)
     assert [it.context_cut for it in trace.iterations] == [False, False]
     assert trace.outcome == "ok"
 
 
-def test_a_first_turn_at_the_window_is_no_cut(server: ScriptedServer) -> None:
+def test_a_first_turn_at_the_window_is_no_cut(server: ScriptedServer, run_loop: LoopRunner) -> None:
     # Nothing grew yet: a first prompt that fills the window exactly was not cut by a turn.
     server.push(_reply(64, content="Hello."))
-    with Client(server.base_url, api="ollama") as client:
-        trace = client.run_trace(RunRequest("m", 32, prompt="hi", context_window=64))
+    trace = _run(run_loop, context_window=64)
     assert trace.iterations[0].context_cut is False and trace.outcome == "ok"
 
 
-def test_without_a_window_sent_equal_counts_claim_nothing(server: ScriptedServer) -> None:
+def test_without_a_window_sent_equal_counts_claim_nothing(
+    server: ScriptedServer, run_loop: LoopRunner
+) -> None:
     # No num_ctx went out: prompt tokens equal to some number prove nothing.
     _call_then_answer(server, 50, 64)
-    with Client(server.base_url, api="ollama") as client:
-        trace = client.run_trace(RunRequest("m", 32, prompt="Echo hi.", tools=(ECHO,)))
+    trace = _run(run_loop, prompt="Echo hi.", tools=(ECHO,))
     assert "num_ctx" not in server.requests[0].json.get("options", {})
     assert [it.context_cut for it in trace.iterations] == [False, False]

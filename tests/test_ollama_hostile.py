@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from runs import LoopRunner
 from test_hostile import KEY, SECRET_PATH, _elapsed
 from wire_rows_native import ndjson, ollama_line
 
@@ -39,10 +40,11 @@ DONE = json.dumps(
 ).encode()
 
 
-def _run(server: ScriptedServer, body: Any, *, stream: bool = True, **client: Any) -> Trace:
-    server.push(Response(body, headers=NDJSON))
-    with Client(server.base_url, api="ollama", max_retries=0, **client) as c:
-        return c.run_trace(RunRequest("m", 16, prompt="hi", stream=stream))
+def _run(run_loop: LoopRunner, reply: Any, *, stream: bool = True) -> Trace:
+    """One run over /api/chat; `reply` is a Response, or a body sent as NDJSON."""
+    if not isinstance(reply, Response):
+        reply = Response(reply, headers=NDJSON)
+    return run_loop.trace(reply, api="ollama", max_tokens=16, stream=stream)
 
 
 def _huge_line(total: int) -> Iterator[bytes]:
@@ -66,9 +68,9 @@ def test_a_50_mb_line_is_stopped_at_the_cap(server: ScriptedServer, stream: bool
     assert peak < 32 << 20
 
 
-def test_an_error_line_mid_stream_keeps_the_partial_reply(server: ScriptedServer) -> None:
+def test_an_error_line_mid_stream_keeps_the_partial_reply(run_loop: LoopRunner) -> None:
     body = [_line("partial "), _line("answer"), b'{"error": "model runner has crashed"}\n']
-    trace = _run(server, iter(body))
+    trace = _run(run_loop, iter(body))
     exc = trace.exception
     assert isinstance(exc, BackendError) and exc.kind == "reply"
     assert "error in stream: model runner has crashed" in exc.message
@@ -79,11 +81,9 @@ def test_an_error_line_mid_stream_keeps_the_partial_reply(server: ScriptedServer
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-def test_http_200_with_an_html_page_is_a_clear_error(server: ScriptedServer, stream: bool) -> None:
+def test_http_200_with_an_html_page_is_a_clear_error(run_loop: LoopRunner, stream: bool) -> None:
     page = b"<!doctype html><html><head><title>Open WebUI</title></head><body></body></html>"
-    server.push(Response(page, headers={"content-type": "text/html"}))
-    with Client(server.base_url, api="ollama", max_retries=0) as c:
-        trace = c.run_trace(RunRequest("m", 16, prompt="hi", stream=stream))
+    trace = _run(run_loop, Response(page, headers={"content-type": "text/html"}), stream=stream)
     exc = trace.exception
     assert isinstance(exc, BackendError) and exc.kind == "reply"
     assert "HTML page, not JSON" in exc.message and "Ollama" in exc.message
@@ -123,9 +123,9 @@ def test_a_key_echoed_in_an_error_is_redacted(where: str) -> None:
     ],
 )
 def test_broken_streams_are_protocol_errors(
-    server: ScriptedServer, body: list[bytes], message: str
+    run_loop: LoopRunner, body: list[bytes], message: str
 ) -> None:
-    trace = _run(server, iter(body))
+    trace = _run(run_loop, iter(body))
     exc = trace.exception
     assert isinstance(exc, BackendError) and exc.kind == "protocol"
     assert message in exc.message
@@ -143,25 +143,23 @@ def test_broken_streams_are_protocol_errors(
         pytest.param(b"{truncated", "not valid JSON", id="not-json"),
     ],
 )
-def test_bad_replies_are_clear_errors(server: ScriptedServer, body: Any, message: str) -> None:
-    trace = _run(server, body, stream=False)
+def test_bad_replies_are_clear_errors(run_loop: LoopRunner, body: Any, message: str) -> None:
+    trace = _run(run_loop, body, stream=False)
     exc = trace.exception
     assert isinstance(exc, BackendError) and exc.kind == "reply" and message in exc.message
 
 
-def test_ndjson_lines_to_stream_false_are_read_and_said(server: ScriptedServer) -> None:
-    trace = _run(server, _line("streamed ") + _line("anyway") + DONE + b"\n", stream=False)
+def test_ndjson_lines_to_stream_false_are_read_and_said(run_loop: LoopRunner) -> None:
+    trace = _run(run_loop, _line("streamed ") + _line("anyway") + DONE + b"\n", stream=False)
     it = trace.iterations[0]
     assert (trace.outcome, it.text) == ("ok", "streamed anyway")
     assert it.stream_faults == ["NDJSON lines in reply to stream: false"]
-    broken = _run(server, _line("no done line") + _line("at all"), stream=False)
+    broken = _run(run_loop, _line("no done line") + _line("at all"), stream=False)
     assert isinstance(broken.exception, BackendError)
     assert "not valid JSON" in broken.exception.message
 
 
-def test_the_done_line_ends_the_reply_while_the_connection_stays_open(
-    server: ScriptedServer,
-) -> None:
+def test_the_done_line_ends_the_reply_while_the_connection_stays_open(run_loop: LoopRunner) -> None:
     release = threading.Event()
 
     def held_open() -> Iterator[bytes]:
@@ -171,7 +169,7 @@ def test_the_done_line_ends_the_reply_while_the_connection_stays_open(
         yield _line("never read")
 
     try:
-        trace = _run(server, held_open())
+        trace = _run(run_loop, held_open())
         returned_while_open = not release.is_set()
     finally:
         release.set()
@@ -185,10 +183,10 @@ def test_the_done_line_ends_the_reply_while_the_connection_stays_open(
     assert it.stream_faults == []
 
 
-def test_a_surrogate_pair_split_across_lines_is_one_character(server: ScriptedServer) -> None:
+def test_a_surrogate_pair_split_across_lines_is_one_character(run_loop: LoopRunner) -> None:
     first = b'{"message": {"content": "smile \\ud83d"}, "done": false}\n'
     second = b'{"message": {"content": "\\ude00!"}, "done": false}\n'
-    trace = _run(server, iter([first, second, DONE]))
+    trace = _run(run_loop, iter([first, second, DONE]))
     assert trace.iterations[0].text == "smile \U0001f600!"
 
 

@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from runs import LoopRunner
 
-from rig_nb import Client, RunRequest
 from rig_nb.testing import ScriptedServer, chat_reply
 from rig_nb.wire import check_response_format
 from rig_nb.wire.chat import MAX_RESPONSE_FORMAT_BYTES
@@ -40,15 +40,16 @@ def sized(total: int, letter: str) -> dict[str, Any]:
         pytest.param("\U0001f600", id="emoji-4-bytes"),
     ],
 )
-def test_sixty_kb_of_non_ascii_is_sent(letter: str) -> None:
+def test_sixty_kb_of_non_ascii_is_sent(
+    server: ScriptedServer, run_loop: LoopRunner, letter: str
+) -> None:
     fmt = sized(60 * 1024, letter)
     assert len(as_sent(fmt)) == 60 * 1024
     assert len(json.dumps(fmt).encode()) > MAX_RESPONSE_FORMAT_BYTES  # escaped, it would not fit
     assert check_response_format(fmt) == fmt
-    with ScriptedServer([chat_reply('{"answer": 1}')]) as server:
-        with Client(server.base_url) as client:
-            trace = client.run_trace(RunRequest("m", 64, prompt="one?", response_format=fmt))
-        body = server.requests[0].body
+    reply = chat_reply('{"answer": 1}')
+    trace = run_loop.trace(reply, max_retries=2, prompt="one?", response_format=fmt)
+    body = server.requests[0].body
     assert trace.outcome == "ok"
     assert as_sent(fmt) in body  # the bytes the limit counted are the bytes on the wire
     assert json.loads(body)["response_format"] == fmt
@@ -73,9 +74,10 @@ def test_lone_surrogates_count_as_the_replacement_character_sent() -> None:
     assert len(as_sent(checked)) < MAX_RESPONSE_FORMAT_BYTES
 
 
-def test_an_oversized_format_is_refused_before_any_request() -> None:
+def test_an_oversized_format_is_refused_before_any_request(
+    server: ScriptedServer, run_loop: LoopRunner
+) -> None:
     fmt = sized(MAX_RESPONSE_FORMAT_BYTES + 3, "\u6c34")
-    with ScriptedServer([chat_reply("never sent")]) as server:
-        with Client(server.base_url) as client, pytest.raises(ValueError, match="64 KB"):
-            client.run_trace(RunRequest("m", 64, prompt="one?", response_format=fmt))
-        assert server.requests == []
+    with pytest.raises(ValueError, match="64 KB"):
+        run_loop.trace(chat_reply("never sent"), max_retries=2, prompt="one?", response_format=fmt)
+    assert server.requests == []

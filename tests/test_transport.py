@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import httpx
 import openai
 import pytest
-from loopback import SocketServer
+from loopback import Held, SocketServer
 
 from rig_nb import BackendError
 from rig_nb._transport import (
@@ -297,33 +297,15 @@ def test_identity_is_passed_through(server: ScriptedServer) -> None:
 # The deadline at connect, read and write.
 
 
-class _Held(SocketServer):
-    """Accepts, optionally reads the request, then holds the connection until released."""
-
-    def __init__(self, read: bool) -> None:
-        self.read = read
-        self.release = threading.Event()
-        super().__init__()
-
-    def serve(self, conn: socket.socket) -> None:
-        if self.read:
-            conn.recv(65536)
-        self.release.wait(30)
-
-    def close(self) -> None:
-        self.release.set()
-        super().close()
-
-
 @pytest.fixture
-def silent() -> Iterator[_Held]:
-    with _Held(read=True) as held:
+def silent() -> Iterator[Held]:
+    with Held() as held:
         yield held
 
 
 @pytest.fixture
-def deaf() -> Iterator[_Held]:
-    with _Held(read=False) as held:
+def deaf() -> Iterator[Held]:
+    with Held(read=False) as held:
         yield held
 
 
@@ -346,14 +328,14 @@ def test_connect_waits_at_most_until_the_deadline(blackhole_url: str) -> None:
     assert passed and DEADLINE <= took + 0.05 and took < BOUND
 
 
-def test_read_waits_at_most_until_the_deadline(silent: _Held) -> None:
+def test_read_waits_at_most_until_the_deadline(silent: Held) -> None:
     with guarded(timeout=None) as http:
-        exc, took, passed = _timed(lambda: http.get(f"http://127.0.0.1:{silent.port}/v1/models"))
+        exc, took, passed = _timed(lambda: http.get(silent.base_url + "/models"))
     assert isinstance(exc, httpx.ReadTimeout)
     assert passed and took < BOUND
 
 
-def test_write_waits_at_most_until_the_deadline(deaf: _Held) -> None:
+def test_write_waits_at_most_until_the_deadline(deaf: Held) -> None:
     block = b"w" * (1 << 20)
 
     def body() -> Iterator[bytes]:
@@ -361,9 +343,7 @@ def test_write_waits_at_most_until_the_deadline(deaf: _Held) -> None:
             yield block
 
     with guarded(timeout=None) as http:
-        exc, took, passed = _timed(
-            lambda: http.post(f"http://127.0.0.1:{deaf.port}/v1/x", content=body())
-        )
+        exc, took, passed = _timed(lambda: http.post(deaf.base_url + "/x", content=body()))
     assert isinstance(exc, httpx.WriteTimeout)
     assert passed and took < BOUND
 
@@ -417,9 +397,9 @@ def test_a_callers_client_gets_its_timeouts_clamped_to_the_deadline(
     assert free == {"connect": 60.0, "read": 60.0, "write": 60.0, "pool": 60.0}
 
 
-def test_a_callers_client_cannot_hold_past_the_deadline(silent: _Held) -> None:
+def test_a_callers_client_cannot_hold_past_the_deadline(silent: Held) -> None:
     with httpx.Client(timeout=60.0, trust_env=False) as caller, guarded(inner=caller) as http:
-        exc, took, passed = _timed(lambda: http.get(f"http://127.0.0.1:{silent.port}/v1/models"))
+        exc, took, passed = _timed(lambda: http.get(silent.base_url + "/models"))
     assert isinstance(exc, httpx.TimeoutException)
     assert passed and took < BOUND
 

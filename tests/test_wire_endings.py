@@ -12,7 +12,7 @@ import pytest
 from cli_helpers import assert_one_line_error, cli
 from runs import LoopRunner
 
-from rig_nb import BackendError, Client, RunRequest, Tool
+from rig_nb import BackendError, Tool
 from rig_nb.testing import Response, ScriptedServer, chat_reply, sse_body, tool_call
 
 SSE = {"content-type": "text/event-stream"}
@@ -141,6 +141,7 @@ def test_the_cli_says_what_content_filter_means(
 )
 def test_a_callers_key_wins_over_the_whole_switch(
     server: ScriptedServer,
+    run_loop: LoopRunner,
     api: str,
     kind: str,
     thinking: Any,
@@ -148,11 +149,9 @@ def test_a_callers_key_wins_over_the_whole_switch(
     sent: dict[str, Any],
     absent: tuple[str, ...],
 ) -> None:
-    server.push(chat_reply("ok"))
-    with Client(server.base_url, api=api, max_retries=0, server=kind) as client:
-        trace = client.run_trace(
-            RunRequest("m", 64, prompt="hi", thinking=thinking, extra_body=extra)
-        )
+    trace = run_loop.trace(
+        chat_reply("ok"), api=api, kind=kind, thinking=thinking, extra_body=extra
+    )
     body = server.requests[-1].json
     assert trace.outcome == "ok"
     assert {k: body[k] for k in sent} == sent
@@ -160,10 +159,10 @@ def test_a_callers_key_wins_over_the_whole_switch(
     assert trace.iterations[0].thinking_sent == {}
 
 
-def test_without_a_callers_key_the_mapping_is_sent(server: ScriptedServer) -> None:
-    server.push(chat_reply("ok"))
-    with Client(server.base_url, api="responses", max_retries=0, server="openai") as client:
-        trace = client.run_trace(RunRequest("m", 64, prompt="hi", thinking="high"))
+def test_without_a_callers_key_the_mapping_is_sent(
+    server: ScriptedServer, run_loop: LoopRunner
+) -> None:
+    trace = run_loop.trace(chat_reply("ok"), api="responses", kind="openai", thinking="high")
     assert server.requests[-1].json["reasoning"] == {"effort": "high"}
     assert trace.iterations[0].thinking_sent == {"reasoning_effort": "high"}
 
@@ -194,11 +193,9 @@ def _item_reply(stream: bool) -> Response:
     ],
 )
 def test_a_key_echoed_in_a_responses_reply_is_redacted(
-    server: ScriptedServer, reply: Any, words: str, stream: bool
+    run_loop: LoopRunner, reply: Any, words: str, stream: bool
 ) -> None:
-    server.push(reply(stream))
-    with Client(server.base_url, KEY, api="responses", max_retries=0) as client:
-        trace = client.run_trace(RunRequest("m", 64, prompt="hi", stream=stream))
+    trace = run_loop.trace(reply(stream), api="responses", key=KEY, stream=stream)
     exc = trace.exception
     assert isinstance(exc, BackendError) and exc.kind == "reply"
     assert words in exc.message and "[redacted]" in exc.message
@@ -217,13 +214,11 @@ def test_a_key_echoed_in_a_responses_reply_is_redacted(
     ],
 )
 def test_a_key_at_the_error_scan_limit_is_redacted(
-    server: ScriptedServer, api: str, body: Any
+    run_loop: LoopRunner, api: str, body: Any
 ) -> None:
     # The scan of an error body stops near 4000 characters: a key across that point must not
     # leave its first characters behind.
-    server.push(Response(body(KEY).encode(), status=401))
-    with Client(server.base_url, KEY, api=api, max_retries=0) as client:
-        trace = client.run_trace(RunRequest("m", 64, prompt="hi"))
+    trace = run_loop.trace(Response(body(KEY).encode(), status=401), api=api, key=KEY)
     exc = trace.exception
     assert isinstance(exc, BackendError) and exc.status_code == 401
     assert KEY[:5] not in exc.message and KEY[:5] not in trace.to_json()
