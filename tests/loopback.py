@@ -14,7 +14,7 @@ from pathlib import Path
 WAIT_S = 30.0
 
 
-class Hold:
+class CountingGate:
     """Counts the requests that pass `enter()`; the `hold`-th (0-based) waits there for `release`.
 
     The base of a server's handler or persona whose request a test wants in flight: the test

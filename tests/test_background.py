@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 import pytest
-from loopback import WAIT_S, Hold
+from loopback import WAIT_S, CountingGate
 
 from rig_nb import Client
 from rig_nb.capabilities import CHECKS, endpoint_report
@@ -17,7 +17,7 @@ from rig_nb.widgets import ProbePanel
 MODELS = {"object": "list", "data": [{"id": "m", "owned_by": "vllm"}]}
 
 
-class Gate(Hold):
+class Gate(CountingGate):
     """Answers every request; the `hold`-th one (0-based) waits until `release` is set."""
 
     def __call__(self, request: RecordedRequest) -> Any:

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
-from loopback import WAIT_S, Hold
+from loopback import WAIT_S, CountingGate
 
 from rig_nb.demo import DemoServer
 from rig_nb.demo.kit import Stream
@@ -16,7 +16,7 @@ from rig_nb.testing import Response
 from rig_nb.widgets import ProbePanel
 
 
-class Held(WellBehaved, Hold):
+class HeldPersona(WellBehaved, CountingGate):
     """The well-behaved persona; its `hold`-th chat request (0-based) waits for `release`."""
 
     name = "held"
@@ -27,15 +27,15 @@ class Held(WellBehaved, Hold):
 
 
 @pytest.fixture
-def held() -> Iterator[tuple[DemoServer, Held]]:
-    persona = Held(hold=0)
+def held() -> Iterator[tuple[DemoServer, HeldPersona]]:
+    persona = HeldPersona(hold=0)
     with DemoServer(extra_personas=[persona], stream_first_delay=0) as demo:
         yield demo, persona
         persona.release.set()
 
 
 def test_cancel_without_a_deadline_says_the_reply_is_awaited(
-    held: tuple[DemoServer, Held], caplog: pytest.LogCaptureFixture
+    held: tuple[DemoServer, HeldPersona], caplog: pytest.LogCaptureFixture
 ) -> None:
     demo, persona = held
     panel = ProbePanel(demo.base_url, "held", deadline=None)
@@ -55,7 +55,7 @@ def test_cancel_without_a_deadline_says_the_reply_is_awaited(
 
 
 def test_a_report_cancelled_without_a_deadline_keeps_what_was_found(
-    held: tuple[DemoServer, Held],
+    held: tuple[DemoServer, HeldPersona],
 ) -> None:
     demo, persona = held
     persona.hold = 1  # the first check answers; the second is in flight at the cancel
@@ -76,7 +76,7 @@ def test_a_report_cancelled_without_a_deadline_keeps_what_was_found(
     assert panel.message.value == ""
 
 
-def test_cancel_with_a_deadline_names_it(held: tuple[DemoServer, Held]) -> None:
+def test_cancel_with_a_deadline_names_it(held: tuple[DemoServer, HeldPersona]) -> None:
     demo, persona = held
     panel = ProbePanel(demo.base_url, "held", deadline=2.5)
     assert panel.start_probe()
