@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,17 +37,19 @@ class Figure:
 
 
 @contextmanager
-def child_servers(argv: list[str], count: int, what: str) -> Iterator[list[str]]:
-    """Base URLs of the `count` servers a child process prints, one a line.
+def bench_servers(count: int = 1, delay: float = 0.0, kind: str = "bench") -> Iterator[list[str]]:
+    """Base URLs of `count` benchmark servers (see server.py for `kind`) in a child process.
 
     The child serves until its stdin closes; it is killed if it has not exited 10 s after.
     """
+    args = ["--kind", kind, "--delay", str(delay), "--count", str(count)]
+    argv = [sys.executable, str(HERE / "server.py"), *args]
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdin is not None and proc.stdout is not None
     try:
         urls = [proc.stdout.readline().strip() for _ in range(count)]
         if not all(u.startswith("http://127.0.0.1:") for u in urls):
-            raise RuntimeError(f"{what} did not start: {urls!r}")
+            raise RuntimeError(f"benchmark server did not start: {urls!r}")
         yield urls
     finally:
         proc.stdin.close()
@@ -56,15 +58,6 @@ def child_servers(argv: list[str], count: int, what: str) -> Iterator[list[str]]
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
-def bench_servers(
-    count: int = 1, delay: float = 0.0, kind: str = "bench"
-) -> AbstractContextManager[list[str]]:
-    """Base URLs of `count` benchmark servers (see server.py for `kind`) in a child process."""
-    args = ["--kind", kind, "--delay", str(delay), "--count", str(count)]
-    argv = [sys.executable, str(HERE / "server.py"), *args]
-    return child_servers(argv, count, "benchmark server")
 
 
 def median_times(

@@ -46,17 +46,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from common import Figure, ms, sample_wall_cpu  # noqa: E402
 from decode import clean_json  # noqa: E402
 
-from rig_nb import RunRequest  # noqa: E402
-from rig_nb.demo import demo_tools  # noqa: E402
 from rig_nb.dialects import find_text_tool_calls, leak_dialects  # noqa: E402
-from rig_nb.loop import run_trace  # noqa: E402
-from rig_nb.testing import ScriptedBackend, chat_reply  # noqa: E402
+from tests.dialect_text import (  # noqa: E402
+    BAR,
+    GEMMA_STRING,
+    OPENERS,
+    TAILS,
+    decide_ending,
+    opened,
+)
 
 KIB = 1 << 10
 SIZES = (256 * KIB, 512 * KIB, 1024 * KIB)
 RATIO_GOAL = 5.0
 GROWTH_GOAL = 1.5
-BAR = "\uff5c"
 
 # name -> (unit repeated to the size, held to the ratio goal)
 INPUTS: dict[str, tuple[str, bool]] = {
@@ -179,33 +182,6 @@ for _name, (_unit, _held) in list(INPUTS.items()):
 
 OPENED_SIZES = (128 * KIB, 256 * KIB, 512 * KIB, 1024 * KIB)
 ENDING_RATIO_GOAL = 40.0
-# Each family's call opener, written once (or repeated) before the rest of the reply.
-OPENERS = {
-    "gemma": "<|tool_call>call:get_time{",
-    "hermes": '<tool_call>{"name": "f", "arguments": {',
-    "glm": "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>",
-    "qwen3-coder": "<function=f>\n<parameter=a>\n",
-    "mistral v11": "[TOOL_CALLS]f[ARGS]{",
-    "mistral array": '[TOOL_CALLS][{"name": "f", "arguments": {',
-    "kimi": "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0"
-    "<|tool_call_argument_begin|>{",
-    "harmony": "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json"
-    "<|message|>{",
-    "minimax m2": '<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">',
-    "minimax m3": ']<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="f">]<]minimax[>[<a>',
-    "deepseek v3.1": f"<{BAR}tool\u2581calls\u2581begin{BAR}><{BAR}tool\u2581call\u2581begin{BAR}>f"
-    f"<{BAR}tool\u2581sep{BAR}>{{",
-    "deepseek r1": f"<{BAR}tool\u2581call\u2581begin{BAR}>function<{BAR}tool\u2581sep{BAR}>f\n"
-    "```json\n{",
-    "dsml": f'<{BAR}DSML{BAR}function_calls>\n<{BAR}DSML{BAR}invoke name="f">\n'
-    f'<{BAR}DSML{BAR}parameter name="a" string="true">',
-}
-# What follows the opener, to the size: (start, unit repeated, end).
-TAILS = {
-    "bare letters": ("", "a", ""),
-    "unclosed string": ('"', "a", ""),
-    "nested braces": ("", '{"a":', ""),
-}
 # name -> (text before the repeated unit, the unit, the text after it)
 OPENED: dict[str, tuple[str, str, str]] = {
     f"{family} opener, {tail}": (opener + start, unit, end)
@@ -214,22 +190,13 @@ OPENED: dict[str, tuple[str, str, str]] = {
 }
 OPENED |= {f"{family} opener repeated": ("", opener, "") for family, opener in OPENERS.items()}
 # The issue 35 case: Gemma's arguments unclosed for the rest of the reply, then a brace.
-OPENED["gemma unclosed string, then a brace"] = (OPENERS["gemma"] + 'city:<|"|>', "a", "}")
+OPENED["gemma unclosed string, then a brace"] = (GEMMA_STRING, "a", "}")
 OPENED["gemma bare letters, then a brace"] = (OPENERS["gemma"], "a", "}")
-_TOOLS = demo_tools()
-
-
-def _opened(parts: tuple[str, str, str], size: int) -> str:
-    head, unit, tail = parts
-    body = unit * ((size - len(head) - len(tail)) // len(unit) + 1)
-    return head + body[: size - len(head) - len(tail)] + tail
 
 
 def _ending(s: str) -> Callable[[], object]:
     def decide() -> object:
-        backend = ScriptedBackend([chat_reply(s), chat_reply("done")])
-        trace = run_trace(backend, RunRequest("m", 64, prompt="go", tools=_TOOLS))
-        return trace.iterations[0].ending
+        return decide_ending(s).iterations[0].ending
 
     return decide
 
@@ -262,15 +229,15 @@ def measure(samples: int, part: str = "all") -> tuple[str, list[Figure]]:
     clean = clean_json()
     contenders: dict[str, Callable[[], object]] = {"json.loads": lambda: json.loads(clean)}
     units = INPUTS if part != "opened" else {}
-    opened = OPENED if part != "units" else {}
+    openers = OPENED if part != "units" else {}
     for name, (unit, _) in units.items():
         for size in SIZES:
             text = _fill(unit, size)
             for fn, make in FUNCTIONS.items():
                 contenders[f"{fn}|{name}|{size}"] = make(text)
-    for name, parts in opened.items():
+    for name, parts in openers.items():
         for size in OPENED_SIZES:
-            text = _opened(parts, size)
+            text = opened(*parts, size)
             for fn, make in OPENED_FUNCTIONS.items():
                 contenders[f"{fn}|{name}|{size}"] = make(text)
     _, cpu = sample_wall_cpu(contenders, samples)
@@ -290,7 +257,7 @@ def measure(samples: int, part: str = "all") -> tuple[str, list[Figure]]:
     ]
     rows += [
         (name, fn, OPENED_SIZES, ENDING_RATIO_GOAL if fn == "ending" else None)
-        for name in opened
+        for name in openers
         for fn in OPENED_FUNCTIONS
     ]
     for name, fn, sizes, goal in rows:

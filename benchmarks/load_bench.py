@@ -16,21 +16,24 @@ from __future__ import annotations
 import gc
 import statistics
 import sys
-import time
 import tracemalloc
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from common import API_KEY, MAX_TOKENS, MODEL, PROMPT, Figure, bench_servers, run_alone
+from common import (
+    API_KEY,
+    MAX_TOKENS,
+    MODEL,
+    PROMPT,
+    Figure,
+    bench_servers,
+    run_alone,
+    sample_wall_cpu,
+    within_sample_ratio,
+)
 
 LOAD = 16
 GOAL = 0.9
-
-
-def _rate(fn: Callable[[], object], requests: int) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return requests / (time.perf_counter() - t0)
 
 
 def _memory_kb(fn: Callable[[], object]) -> tuple[float, float]:
@@ -114,24 +117,16 @@ def measure(samples: int, quick: bool = False) -> tuple[str, list[Figure]]:
             f"openai SDK, {LOAD} at once, group after group": grouped(sdk_call),
             f"httpx, thread pool of {LOAD}": pool(httpx_call),
         }
-        for fn in contenders.values():  # warm-up: imports, first connections
-            fn()
-        rates: dict[str, list[float]] = {name: [] for name in contenders}
-        names = list(contenders)
-        for sample in range(samples):
-            # Interleaved, each sample in another order: drift and the garbage one contender
-            # leaves hit all alike.
-            for name in names[sample % len(names) :] + names[: sample % len(names)]:
-                gc.collect()
-                rates[name].append(_rate(contenders[name], requests))
+        # Interleaved, each sample in another order, after a warm-up (imports, first
+        # connections): drift and the garbage one contender leaves (collected after each
+        # call, untimed) hit all alike.
+        wall, _ = sample_wall_cpu(contenders, samples, cleanup=lambda _: gc.collect())
+        rates = {name: [requests / t for t in ts] for name, ts in wall.items()}
         medians = {name: statistics.median(r) for name, r in rates.items()}
         base_name = f"openai SDK, thread pool of {LOAD}"
         # Ratios are medians of ratios within one sample: 16 threads on one GIL swing the
         # rate of every contender alike from sample to sample.
-        ratios = {
-            name: statistics.median(a / b for a, b in zip(r, rates[base_name], strict=True))
-            for name, r in rates.items()
-        }
+        ratios = {name: within_sample_ratio(rates, name, base_name) for name in rates}
         rows = 64
 
         def memory(load: int, count: int) -> tuple[float, float]:
@@ -157,13 +152,8 @@ def measure(samples: int, quick: bool = False) -> tuple[str, list[Figure]]:
     }
     growth = slope[(LOAD, 0)] / slope[(4, 0)]
     ratio = ratios[f"compare(load={LOAD})"]
-    same = statistics.median(
-        a / b
-        for a, b in zip(
-            rates[f"compare(load={LOAD})"],
-            rates[f"openai SDK, {LOAD} at once, group after group"],
-            strict=True,
-        )
+    same = within_sample_ratio(
+        rates, f"compare(load={LOAD})", f"openai SDK, {LOAD} at once, group after group"
     )
     lines = [
         f"\n{requests} one-request chat runs ({groups} groups of {LOAD}), instant loopback server, "

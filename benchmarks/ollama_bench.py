@@ -15,9 +15,10 @@ on the same server in the same run, interleaved:
 from __future__ import annotations
 
 import sys
+from contextlib import closing
 from typing import Any
 
-from common import Figure, child_servers, run_alone
+from common import Figure, bench_servers, run_alone
 from wire_bench import Pair, Rig, time_pairs
 
 MODEL = "well-behaved"
@@ -34,14 +35,6 @@ LABELS = {
     "raw stream": "raw ollama.Client.chat(stream=True), every line consumed",
     "rig stream": 'rig_nb Client(api="ollama").run(RunRequest(stream=True))',
 }
-# The demo endpoint in its own process: prints its base URL, serves until stdin closes.
-_SERVE = (
-    "import sys\n"
-    "from rig_nb.demo import DemoServer\n"
-    "with DemoServer(stream_first_delay=0, stream_interval=0) as s:\n"
-    "    print(s.base_url, flush=True)\n"
-    "    sys.stdin.read()\n"
-)
 
 
 class Raw:
@@ -72,18 +65,16 @@ def measure(samples: int, quick: bool = False) -> tuple[str, list[Figure]]:
     from rig_nb import Client
 
     rounds = 10 if quick else 30
-    with child_servers([sys.executable, "-c", _SERVE], 1, "demo server") as (url,):
-        raw, rig = Raw(url.removesuffix("/v1")), Rig(Client(url, api="ollama"), MODEL, MAX_TOKENS)
-        want = raw.round()
-        if not want or rig.round(PROMPT) != want:
-            raise AssertionError("rig_nb and the ollama client read different answers")
-        pairs = [
-            Pair("round", raw.round, lambda: rig.round(PROMPT), want, rounds),
-            Pair("stream", raw.stream, lambda: rig.stream(PROMPT), want, rounds),
-        ]
-        times = time_pairs(pairs, samples)
-        raw.close()
-        rig.close()
+    with bench_servers(kind="demo") as (url,), closing(Raw(url.removesuffix("/v1"))) as raw:
+        with closing(Rig(Client(url, api="ollama"), MODEL, MAX_TOKENS)) as rig:
+            want = raw.round()
+            if not want or rig.round(PROMPT) != want:
+                raise AssertionError("rig_nb and the ollama client read different answers")
+            pairs = [
+                Pair("round", raw.round, lambda: rig.round(PROMPT), want, rounds),
+                Pair("stream", raw.stream, lambda: rig.stream(PROMPT), want, rounds),
+            ]
+            times = time_pairs(pairs, samples)
     heading = (
         f"\nOllama's native wire, the demo endpoint in a child process, interleaved; batches "
         f"of {rounds} one-round runs; {times.samples} samples; ratios are medians of "

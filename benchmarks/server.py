@@ -1,6 +1,6 @@
 """Endless OpenAI-compatible benchmark servers on loopback, run in their own process.
 
-    python benchmarks/server.py [--kind bench|drip|silent] [--delay SECONDS] [--count N]
+    python benchmarks/server.py [--kind bench|drip|silent|demo] [--delay SECONDS] [--count N]
 
 Prints one base URL per line once listening, then serves until stdin closes.
 
@@ -26,6 +26,7 @@ this process little and the client's parsing is what gets measured.
 `drip` answers 200 at once, then one byte every 50 ms, forever (a space for a
 JSON request; `: keep-alive` comments, byte by byte, for a streamed one).
 `silent` accepts connections and never reads or answers.
+`demo` is the demo endpoint (`rig_nb.demo.DemoServer`), streams unpaced.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from rig_nb.demo import DemoServer  # noqa: E402
 from rig_nb.testing import (  # noqa: E402
     LoopbackServer,
     RecordedRequest,
@@ -289,7 +291,7 @@ def _call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--kind", choices=("bench", "drip", "silent"), default="bench")
+    parser.add_argument("--kind", choices=("bench", "drip", "silent", "demo"), default="bench")
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--count", type=int, default=1)
     opts = parser.parse_args()
@@ -298,6 +300,10 @@ def main() -> None:
         servers = [DripServer().start() for _ in range(opts.count)]
     elif opts.kind == "silent":
         servers = [SilentServer().start() for _ in range(opts.count)]
+    elif opts.kind == "demo":
+        servers = [
+            DemoServer(stream_first_delay=0, stream_interval=0).start() for _ in range(opts.count)
+        ]
     else:
         _check_sse()
         servers = [BenchServer(opts.delay).start() for _ in range(opts.count)]

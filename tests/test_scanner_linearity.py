@@ -10,54 +10,27 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from dialect_text import BAR, DecoderCount
+from dialect_text import GEMMA_STRING, OPENERS, TAILS, DecoderCount, decide_ending, opened
 
-from rig_nb import RunRequest
-from rig_nb.demo import demo_tools
 from rig_nb.dialects import families, find_text_tool_calls
-from rig_nb.loop import run_trace
-from rig_nb.testing import ScriptedBackend, chat_reply
 from rig_nb.trace import ENDINGS
 
 CAP = 1 << 20
-OPENERS = {
-    "gemma": "<|tool_call>call:get_time{",
-    "gemma-string": '<|tool_call>call:get_time{city:<|"|>',
-    "hermes": '<tool_call>{"name": "f", "arguments": {',
-    "glm": "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>",
-    "qwen3-coder": "<function=f>\n<parameter=a>\n",
-    "mistral": "[TOOL_CALLS]f[ARGS]{",
-    "mistral-array": '[TOOL_CALLS][{"name": "f", "arguments": {',
-    "kimi": "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0"
-    "<|tool_call_argument_begin|>{",
-    "harmony": "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json"
-    "<|message|>{",
-    "minimax": '<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">',
-    "minimax-m3": ']<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="f">]<]minimax[>[<a>',
-    "deepseek": f"<{BAR}tool\u2581calls\u2581begin{BAR}><{BAR}tool\u2581call\u2581begin{BAR}>f"
-    f"<{BAR}tool\u2581sep{BAR}>{{",
-    "deepseek-r1": f"<{BAR}tool\u2581call\u2581begin{BAR}>function<{BAR}tool\u2581sep{BAR}>f\n"
-    "```json\n{",
-    "dsml": f'<{BAR}DSML{BAR}function_calls>\n<{BAR}DSML{BAR}invoke name="f">\n'
-    f'<{BAR}DSML{BAR}parameter name="a" string="true">',
-    "unclosed-think": "<think>",
-}
-# What follows the opener, to the cap: bare letters, an unclosed string, nested braces,
-# the same with the object's last brace, and the opener repeated.
-TAILS = {
-    "letters": lambda n: "a" * n,
-    "string": lambda n: '"' + "a" * (n - 1),
-    "gemma-string": lambda n: '<|"|>' + "a" * (n - 5),
-    "braces": lambda n: "{" * n,
-    "letters-closed": lambda n: "a" * (n - 1) + "}",
-    "string-closed": lambda n: '<|"|>' + "a" * (n - 6) + "}",
+FAMILIES = {**OPENERS, "gemma string": GEMMA_STRING, "unclosed think": "<think>"}
+# Beside the benchmark's tails: Gemma's string, single braces, and the object's last brace.
+SHAPES = {
+    **TAILS,
+    "gemma string": ('<|"|>', "a", ""),
+    "single braces": ("", "{", ""),
+    "letters, then a brace": ("", "a", "}"),
+    "gemma string, then a brace": ('<|"|>', "a", "}"),
 }
 
 
 def replies(opener: str, size: int) -> Iterator[tuple[str, str]]:
-    for name, tail in TAILS.items():
-        yield name, opener + tail(size - len(opener))
-    yield "repeated", (opener * (size // len(opener) + 1))[:size]
+    for name, (start, unit, end) in SHAPES.items():
+        yield name, opened(opener + start, unit, end, size)
+    yield "repeated", opened("", opener, "", size)
 
 
 class Counted:
@@ -99,7 +72,7 @@ def test_a_flat_gemma_object_reads_as_before() -> None:
     assert (call.name, call.arguments, call.error) == ("f", '{"a": "x, y", "b": 2, "c": true}', "")
 
 
-@pytest.mark.parametrize("family", list(OPENERS))
+@pytest.mark.parametrize("family", list(FAMILIES))
 def test_a_megabyte_of_unclosed_markup_decides_its_ending(
     family: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -107,12 +80,11 @@ def test_a_megabyte_of_unclosed_markup_decides_its_ending(
     # Up to the cap in steps: a quadratic scan fails its bound at a smaller size, not
     # after minutes at the cap.
     for size in (CAP // 16, CAP // 4, CAP):
-        for shape, content in replies(OPENERS[family], size):
+        for shape, content in replies(FAMILIES[family], size):
             assert len(content) == size
             decoder.handed = 0
-            backend = ScriptedBackend([chat_reply(content), chat_reply("done")])
             start = time.process_time()
-            trace = run_trace(backend, RunRequest("m", 64, prompt="go", tools=demo_tools()))
+            trace = decide_ending(content)
             spent = time.process_time() - start
             assert trace.iterations[0].ending in ENDINGS and trace.outcome, shape
             # Each character reaches the JSON decoder at most twice (once more from a string).
