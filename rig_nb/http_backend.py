@@ -17,7 +17,7 @@ import ssl
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import urlsplit
 
@@ -249,18 +249,22 @@ class HttpBackend:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _attempts(self, send: Callable[[], T], retries: bool) -> T:
+    def _attempts(
+        self, send: Callable[[], T], retries: bool, fresh: Callable[[], bool] | None = None
+    ) -> T:
         """One request at its boundary (`rig_nb._boundary`: counted, and refused once the
         caller's work is cancelled), sent by `_retried`."""
         from ._boundary import request_boundary
 
         with request_boundary():
-            return self._retried(send, retries)
+            return self._retried(send, retries, fresh)
 
-    def _routed(self, send: Callable[[], T], retries: bool) -> T:
+    def _routed(
+        self, send: Callable[[], T], retries: bool, fresh: Callable[[], bool] | None = None
+    ) -> T:
         """A request to the wire's route: a 404 says what the endpoint may lack."""
         try:
-            return self._attempts(send, retries)
+            return self._attempts(send, retries, fresh)
         except BackendError as exc:
             if exc.status_code != 404 or not self.wire.not_found:
                 raise
@@ -269,8 +273,13 @@ class HttpBackend:
             )
         raise hinted  # outside the except block: no chained context
 
-    def _retried(self, send: Callable[[], T], retries: bool) -> T:
-        """`send` under the deadline, retried on transient failures; every failure a RigError."""
+    def _retried(
+        self, send: Callable[[], T], retries: bool, fresh: Callable[[], bool] | None = None
+    ) -> T:
+        """`send` under the deadline, retried on transient failures; every failure a RigError.
+
+        `fresh()` False means the failed try already received part of its reply (a stream's
+        first bytes): the endpoint did the work, so it is never sent again."""
         from ._transport import deadline_scope, remaining
 
         tries = self.max_retries if retries else 0
@@ -289,6 +298,8 @@ class HttpBackend:
                 except Exception as exc:
                     error = backend_error(exc, self.redact, self.deadline)
                     retry, headers = retryable(exc)
+                    if fresh is not None and not fresh():
+                        break
                     if not retry or attempt == tries or error.kind == "deadline":
                         break
                     delay, asked = retry_delay(attempt, headers)
@@ -349,21 +360,27 @@ class HttpBackend:
     ) -> Reply:
         """One streamed request; each event goes to `reader`, then `on_event(grew)`.
 
-        A retry happens only before the first event. The reader keeps what arrived when
-        the stream fails part way.
+        A retry happens only before the first byte of the stream's body: once any arrived,
+        a failure is this one request's (the reader keeps what arrived).
         """
         wire = self.wire
         body = wire.body(request)
+        received = False
+
+        def chunks(http: Any) -> Iterator[bytes]:
+            nonlocal received
+            for chunk in http.iter_bytes():
+                received = True
+                yield chunk
 
         def send() -> Reply:
             with wire.send(self, body, True) as http:
-                # Failures past this point are httpx's or ours, never the SDK's: not retried.
-                reply = wire.read_stream(http.iter_bytes(), reader, on_event)
+                reply = wire.read_stream(chunks(http), reader, on_event)
                 reply.headers = _kept_headers(http.headers)
                 return reply
 
         try:
-            return self._routed(send, retries)
+            return self._routed(send, retries, lambda: not received)
         except ResponseTooLargeError as exc:
             # The cap counts the event stream, about 100 to 300 bytes per delta.
             raise ResponseTooLargeError(
