@@ -57,8 +57,8 @@ from rig_nb.testing import (  # noqa: E402
     streamed,
     wants_stream,
 )
-from rig_nb.wire import messages_serve  # noqa: E402
-from rig_nb.wire.responses_serve import chat_request, response_events  # noqa: E402
+from rig_nb.wire.messages import serve as messages_serve  # noqa: E402
+from rig_nb.wire.responses.serve import chat_request, response_events  # noqa: E402
 
 DRIP_INTERVAL = 0.05
 BLOCK = 64 << 10

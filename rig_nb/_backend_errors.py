@@ -24,6 +24,7 @@ import openai
 
 from .errors import BackendError
 from .redact import Redactor
+from .usage import MAX_TOKENS_SAID, stated_count
 from .wire import HTTPStatusFailure
 
 __all__ = [
@@ -120,16 +121,6 @@ _PROMPT_SAID = (
     re.compile(r"prompt is too long: (\d+) tokens", re.IGNORECASE),
     re.compile(r"input \((\d+) tokens\)", re.IGNORECASE),
 )
-# Counts beyond this are not a window any model has: a lie, not a number.
-MAX_TOKENS_SAID = 1 << 30
-
-
-def stated_count(value: Any) -> int | None:
-    """A token count a server states (a window, a prompt's size): an int from 1 to
-    MAX_TOKENS_SAID, else None (a string, a bool, 0, a negative or absurd number)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if 0 < value <= MAX_TOKENS_SAID else None
 
 
 def _said(patterns: tuple[re.Pattern[str], ...], text: str) -> int | None:

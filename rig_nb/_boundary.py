@@ -53,6 +53,8 @@ class Scope:
     cancelled: Callable[[], bool]
     progress: Progress | None = None
     done: int = 0
+    # The model requests among `done` (a reply asked of the model, not a metadata route).
+    model_requests: int = 0
     # True once a request was refused or cut because of the cancel.
     stopped: bool = False
 
@@ -86,8 +88,9 @@ def request_scope(
 
 
 @contextmanager
-def request_boundary() -> Iterator[None]:
-    """One request: refused when the scope is cancelled, counted when it ends."""
+def request_boundary(*, model: bool = True) -> Iterator[None]:
+    """One request: refused when the scope is cancelled, counted when it ends (`model`: a
+    request for a reply, counted apart from the server's metadata routes)."""
     scope = _SCOPE.get()
     if scope is None:
         yield
@@ -104,4 +107,5 @@ def request_boundary() -> Iterator[None]:
         raise
     finally:
         scope.done += 1
+        scope.model_requests += model
         scope.report()

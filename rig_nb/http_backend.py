@@ -250,13 +250,19 @@ class HttpBackend:
         self.close()
 
     def _attempts(
-        self, send: Callable[[], T], retries: bool, fresh: Callable[[], bool] | None = None
+        self,
+        send: Callable[[], T],
+        retries: bool,
+        fresh: Callable[[], bool] | None = None,
+        *,
+        model: bool = True,
     ) -> T:
         """One request at its boundary (`rig_nb._boundary`: counted, and refused once the
-        caller's work is cancelled), sent by `_retried`."""
+        caller's work is cancelled), sent by `_retried`; `model` False for a request that
+        asks the model nothing (the model list, the server's own routes)."""
         from ._boundary import request_boundary
 
-        with request_boundary():
+        with request_boundary(model=model):
             return self._retried(send, retries, fresh)
 
     def _routed(
@@ -395,7 +401,7 @@ class HttpBackend:
             http = self.wire.models(self)
             return Models(self.wire.parse_models(http.content), _kept_headers(http.headers))
 
-        return self._attempts(send, retries=False)
+        return self._attempts(send, retries=False, model=False)
 
     @property
     def server_kind(self) -> str:
@@ -426,4 +432,4 @@ class HttpBackend:
                 )
             return response.content
 
-        return self._attempts(send, retries=False)
+        return self._attempts(send, retries=False, model=False)

@@ -29,6 +29,7 @@ from .errors import (
     RigError,
 )
 from .record import Judge, finalizing, record_round
+from .servers import profile
 from .tool import Tool, validate_tools
 from .trace import Iteration, ToolCallRecord, Trace
 from .wire import (
@@ -36,8 +37,6 @@ from .wire import (
     Request,
     ToolSpec,
     Turn,
-    call_arguments,
-    call_name,
     check_extra_body,
     check_response_format,
     clean,
@@ -227,19 +226,17 @@ def _too_many(count: int) -> IterationLimitError:
     )
 
 
-def _native_calls(reply_calls: list[Any], calls: _Calls) -> None:
+def _native_calls(reply_calls: list[Call], calls: _Calls) -> None:
     if len(reply_calls) > MAX_CALLS_PER_REPLY:
         raise _too_many(len(reply_calls))
-    names = [call_name(c) for c in reply_calls]
-    if not all(names):
+    if not all(c.name for c in reply_calls):
         raise NoToolCallingError(
             "reply carried tool calls the loop cannot execute (no function name "
             "or an unknown dialect)"
         )
-    for call, name in zip(reply_calls, names, strict=True):
-        arguments = call_arguments(call)
-        rec = calls.add(call.get("id"), name, arguments, "native")
-        why = markup_in_call(name, arguments)
+    for call in reply_calls:
+        rec = calls.add(call.id, call.name, call.arguments, "native")
+        why = markup_in_call(call.name, call.arguments)
         if why:
             rec.result, rec.is_error = f"error: {why}; the call was not run", True
 
@@ -295,7 +292,9 @@ def _replayed(client: Backend, request: RunRequest, it: Iteration) -> tuple[str,
     where = replay_field(setting, reply_field)
     if not where:
         # The server kind (one GET, cached) only when the reply does not name the field.
-        where = client.wire.replay_field(client.server_kind if needs_kind(reply_field) else "")
+        where = client.wire.replay_field(
+            profile(client.server_kind if needs_kind(reply_field) else "")
+        )
     return reasoning, where
 
 
@@ -329,7 +328,8 @@ def run(
     tools, max_iter, extra = check_request(request)
     mapped = (
         client.wire.held(
-            client.wire.thinking_fields(request.thinking, client.server_kind), request.max_tokens
+            client.wire.thinking_fields(request.thinking, profile(client.server_kind)),
+            request.max_tokens,
         )
         if request.thinking is not None
         else {}

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import NoToolCallingError, OutputLimitError, RigError
 from .record import finalizing, record_round
 from .trace import Iteration, ToolCallRecord, Trace
-from .wire import Request, ToolSpec, Turn, call_arguments, call_name, clean
+from .wire import Request, ToolSpec, Turn
 
 if TYPE_CHECKING:
     from .backend import Backend
@@ -67,14 +67,12 @@ def probe(
         reply = record_round(client, request, it, trace, retries=False)
         if reply.finish_reason == "length":
             raise OutputLimitError("probe reply hit the output token limit before a tool call")
-        names = [call_name(c) for c in reply.tool_calls]
-        for call, name in zip(reply.tool_calls, names, strict=True):
+        names = [c.name for c in reply.tool_calls]
+        for call in reply.tool_calls:
             # Recorded as received, never run: the trace shows what the endpoint called.
-            received = call.get("id") if isinstance(call, dict) else None
-            received = clean(received) if isinstance(received, str) else ""
             it.tool_calls.append(
                 ToolCallRecord(
-                    id=received, received_id=received, name=name, arguments=call_arguments(call)
+                    id=call.id, received_id=call.id, name=call.name, arguments=call.arguments
                 )
             )
         if not names:

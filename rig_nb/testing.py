@@ -33,9 +33,9 @@ from .backend import Models
 from .errors import BackendError
 from .redact import Redactor
 from .wire import WIRES, Reader, Reply, Request, StreamAssembler, Wire, parse_reply, stream_chunks
-from .wire.messages_serve import message_events, message_object, sse_event
-from .wire.ollama_serve import ndjson_body, ollama_lines, ollama_reply
-from .wire.responses_serve import response_events, response_object
+from .wire.messages.serve import message_events, message_object, sse_event
+from .wire.ollama.serve import ndjson_body, ollama_lines, ollama_reply
+from .wire.responses.serve import response_events, response_object
 
 __all__ = [
     "LoopbackServer",

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Usage", "count_of", "kept_count"]
+__all__ = ["MAX_TOKENS_SAID", "Usage", "count_of", "kept_count", "stated_count"]
 
 
 def count_of(value: Any) -> int | None:
@@ -19,6 +19,18 @@ def kept_count(value: Any) -> int | None:
     """A token count as a trace keeps it: an int >= 0 (not a bool), else None."""
     count = count_of(value)
     return count if count is not None and count >= 0 else None
+
+
+# Counts beyond this are not a window any model has: a lie, not a number.
+MAX_TOKENS_SAID = 1 << 30
+
+
+def stated_count(value: Any) -> int | None:
+    """A token count a server states (a window, a prompt's size): an int from 1 to
+    MAX_TOKENS_SAID, else None (a string, a bool, 0, a negative or absurd number)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 0 < value <= MAX_TOKENS_SAID else None
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,12 @@ import gzip
 import os
 import traceback
 import tracemalloc
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from hostile_servers import gzip_bomb
 from loopback import free_port
 
 from rig_nb import (
@@ -115,18 +115,8 @@ def test_body_over_cap(server: ScriptedServer) -> None:
         c.run(RunRequest(model="m", max_tokens=8, prompt="hi"))
 
 
-def _gzip_bomb(total: int) -> Iterator[bytes]:
-    comp = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
-    block = b"\0" * (1 << 20)
-    for _ in range(total // len(block)):
-        out = comp.compress(block)
-        if out:
-            yield out
-    yield comp.flush()
-
-
 def test_gzip_bomb_stopped_at_cap(server: ScriptedServer) -> None:
-    server.push(Response(_gzip_bomb(512 << 20), headers={"content-encoding": "gzip"}))
+    server.push(Response(gzip_bomb(512 << 20), headers={"content-encoding": "gzip"}))
     with Client(server.base_url, max_retries=0) as c:
         tracemalloc.start()
         try:

@@ -11,35 +11,18 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 import urllib.parse
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hostile_servers import KEY, SECRET_PATH, echoing, elapsed
 from loopback import RawServer, TLSServer, free_port
 
 from rig_nb import BackendError, Client, IterationLimitError, RunRequest, Tool, Trace
 from rig_nb.testing import LoopbackServer, RecordedRequest, Response, ScriptedServer, chat_reply
 from rig_nb.testing import tool_call as make_call
 
-KEY = "sk-Ab3/Xy9+hostile=KEY"
 REQUEST = RunRequest(model="m", max_tokens=16, prompt="hi")
-
-
-def drip(first: bytes, every_s: float, total: int = 10_000) -> Iterator[bytes]:
-    """One byte at a time, well under any read timeout: minutes in all if nobody stops it."""
-    yield first
-    for _ in range(total):
-        time.sleep(every_s)
-        yield b" "
-
-
-def _elapsed(call: Any) -> tuple[float, BaseException]:
-    start = time.monotonic()
-    with pytest.raises(BackendError) as info:
-        call()
-    return time.monotonic() - start, info.value
 
 
 class Silent(LoopbackServer):
@@ -58,7 +41,7 @@ def test_a_server_that_never_answers_is_stopped_at_the_deadline() -> None:
     with Silent() as silent:
         try:
             with Client(silent.base_url, timeout=30, deadline=0.5) as c:
-                took, exc = _elapsed(lambda: c.run(REQUEST))
+                took, exc = elapsed(lambda: c.run(REQUEST))
         finally:
             silent.release.set()
     assert isinstance(exc, BackendError) and exc.kind == "deadline"
@@ -69,7 +52,7 @@ def test_retry_after_never_holds_a_call_past_its_deadline(server: ScriptedServer
     busy = Response({"error": {"message": "slow down"}}, status=429, headers={"retry-after": "60"})
     server.push(busy, busy, busy)
     with Client(server.base_url, timeout=1, deadline=2, max_retries=2) as c:
-        took, exc = _elapsed(lambda: c.run(REQUEST))
+        took, exc = elapsed(lambda: c.run(REQUEST))
     assert isinstance(exc, BackendError) and (exc.kind, exc.status_code) == ("http", 429)
     assert len(server.requests) == 1  # a 60 s wait cannot fit in a 2 s deadline: not retried
     assert took < 1.5
@@ -80,7 +63,7 @@ def test_retry_after_longer_than_the_timeout_is_not_waited(server: ScriptedServe
     busy = Response({"error": {"message": "slow down"}}, status=429, headers={"retry-after": "60"})
     server.push(busy, busy, busy)
     with Client(server.base_url, timeout=1, max_retries=2) as c:  # the default 600 s deadline
-        took, exc = _elapsed(lambda: c.run(REQUEST))
+        took, exc = elapsed(lambda: c.run(REQUEST))
     assert isinstance(exc, BackendError) and exc.status_code == 429
     assert len(server.requests) == 1 and took < 1.5
 
@@ -108,14 +91,14 @@ def test_no_deadline_is_allowed() -> None:
 
 def test_kinds_refused_connection() -> None:
     with Client(f"http://127.0.0.1:{free_port()}/v1", max_retries=0) as c:
-        _, exc = _elapsed(lambda: c.run(REQUEST))
+        _, exc = elapsed(lambda: c.run(REQUEST))
     assert isinstance(exc, BackendError) and exc.kind == "connect"
     assert "refused" in exc.message and exc.status_code is None
 
 
 def test_kinds_https_against_plain_http(server: ScriptedServer) -> None:
     with Client(f"https://127.0.0.1:{server.port}/v1", max_retries=0) as c:
-        _, exc = _elapsed(lambda: c.run(REQUEST))
+        _, exc = elapsed(lambda: c.run(REQUEST))
     assert isinstance(exc, BackendError) and exc.kind == "tls"
     assert "does not speak TLS" in exc.message
     assert str(server.port) not in exc.message
@@ -123,14 +106,14 @@ def test_kinds_https_against_plain_http(server: ScriptedServer) -> None:
 
 def test_kinds_plain_http_against_tls(tls_server: TLSServer) -> None:
     with Client(f"http://127.0.0.1:{tls_server.port}/v1", max_retries=0) as c:
-        _, exc = _elapsed(lambda: c.run(REQUEST))
+        _, exc = elapsed(lambda: c.run(REQUEST))
     assert isinstance(exc, BackendError) and exc.kind == "protocol"
     assert "https" in exc.message
 
 
 def test_kinds_untrusted_certificate(tls_server: TLSServer) -> None:
     with Client(f"https://127.0.0.1:{tls_server.port}/v1", max_retries=0) as c:
-        _, exc = _elapsed(lambda: c.run(REQUEST))
+        _, exc = elapsed(lambda: c.run(REQUEST))
     assert isinstance(exc, BackendError) and exc.kind == "tls"
     assert "certificate is not trusted" in exc.message
 
@@ -138,7 +121,7 @@ def test_kinds_untrusted_certificate(tls_server: TLSServer) -> None:
 def test_kinds_not_a_chat_completion(server: ScriptedServer) -> None:
     server.push(Response(b"\xff\xfe not utf-8", headers={"content-type": "application/json"}))
     with Client(server.base_url) as c:
-        _, exc = _elapsed(lambda: c.run(REQUEST))
+        _, exc = elapsed(lambda: c.run(REQUEST))
     assert isinstance(exc, BackendError) and exc.kind == "reply"
 
 
@@ -173,7 +156,7 @@ _BODY = json.dumps(chat_reply("ok")).encode()
 )
 def test_broken_http_is_a_protocol_error(response: bytes, kind: str) -> None:
     with RawServer(response) as raw, Client(f"http://127.0.0.1:{raw.port}/v1", KEY) as c:
-        _, exc = _elapsed(lambda: c.run(REQUEST))
+        _, exc = elapsed(lambda: c.run(REQUEST))
     assert isinstance(exc, BackendError) and exc.kind == kind
     assert KEY not in exc.message
 
@@ -185,18 +168,9 @@ def test_redirects_are_never_followed(server: ScriptedServer, status: int) -> No
             Response(b"", status=status, headers={"location": f"{other.base_url}/chat/completions"})
         )
         with Client(server.base_url, KEY, max_retries=0) as c:
-            _, exc = _elapsed(lambda: c.run(REQUEST))
+            _, exc = elapsed(lambda: c.run(REQUEST))
         assert other.requests == []
     assert isinstance(exc, BackendError) and exc.status_code == status
-
-
-def _echoing(message: Any, status: int = 401, html: bool = False) -> Response:
-    if html:
-        return Response(f"<html><body><h1>{message}</h1></body></html>", status=status)
-    return Response({"error": {"message": message, "details": {"inner": message}}}, status=status)
-
-
-SECRET_PATH = "/gw-0123456789abcdef/tenant-x/v1"
 
 
 @pytest.mark.parametrize(
@@ -225,9 +199,9 @@ def test_secrets_echoed_in_errors_are_redacted(echo: str, html: bool) -> None:
             origin=srv.origin,
             host=f"127.0.0.1:{srv.port}",
         )
-        srv.push(_echoing(text, html=html))
+        srv.push(echoing(text, html=html))
         with Client(base, KEY, max_retries=0) as c:
-            _, exc = _elapsed(lambda: c.run(REQUEST))
+            _, exc = elapsed(lambda: c.run(REQUEST))
     shown = str(exc) + repr(exc)
     for secret in (KEY, urllib.parse.quote(KEY, safe=""), "gw-0123456789abcdef", str(srv.port)):
         assert secret not in shown
@@ -237,9 +211,9 @@ def test_secrets_echoed_in_errors_are_redacted(echo: str, html: bool) -> None:
 
 def test_readable_path_segments_stay_readable() -> None:
     with ScriptedServer() as srv:
-        srv.push(_echoing("model not found under /api/openai/v1", status=404))
+        srv.push(echoing("model not found under /api/openai/v1", status=404))
         with Client(f"{srv.origin}/api/openai/v1", max_retries=0) as c:
-            _, exc = _elapsed(lambda: c.run(REQUEST))
+            _, exc = elapsed(lambda: c.run(REQUEST))
     assert "model not found under /api/openai/v1" in str(exc)
 
 

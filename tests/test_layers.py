@@ -188,7 +188,19 @@ def test_no_test_file_is_over_600_lines() -> None:
 # goes through `rig_nb.wire.WIRES` and the wire-neutral `Request`, `Turn` and `Reply`.
 
 # Modules of wire/ every wire shares; every other module in wire/ is one wire's own.
-SHARED = {"wire", "wire.base", "wire.turns", "wire.thinking", "wire.utf16"}
+SHARED = {
+    "wire",
+    "wire.base",
+    "wire.turns",
+    "wire.thinking",
+    "wire.utf16",
+    "wire.text",
+    "wire.request_fields",
+    "wire.counts",
+    "wire.readers",
+    "wire.sse",
+    "wire.ndjson",
+}
 SERVERS = ("demo", "testing")
 # Request and reply fields only a wire's own module reads or writes.
 WIRE_ONLY = {
@@ -299,7 +311,7 @@ def test_the_client_layer_never_imports_the_doctor() -> None:
 def test_the_checks_see_what_they_look_for() -> None:
     # The readers above find what they must, so an empty list means something.
     edges = graph()
-    assert "wire.chat_wire" in edges["wire"] and "wire.responses_wire" in edges["wire"]
+    assert "wire.chat" in edges["wire"] and "wire.responses" in edges["wire"]
     tree = ast.parse('x = {"choices": 1}\ny = x["delta"]\nz = api == "chat"')
     keys = [k for node in ast.walk(tree) for k in _keys(node)]
     assert keys == ["choices", "delta"]
@@ -333,3 +345,38 @@ def test_the_doctor_runs_on_the_in_process_backend() -> None:
     assert verdicts["stream_grammar"] == "conforms"
     assert verdicts["api_parity"].startswith("same")  # every wire is the same script
     assert len(backend.bodies) >= 10
+
+
+# --- Each wire is a subpackage; what several wires share is in a module named for it. --------
+
+WIRE_PACKAGES = ("wire.chat", "wire.responses", "wire.messages", "wire.ollama")
+
+
+def test_each_wire_is_a_subpackage_of_its_own() -> None:
+    for name in WIRE_PACKAGES:
+        folder = PACKAGE / name.replace(".", "/")
+        assert (folder / "__init__.py").is_file() and (folder / "wire.py").is_file(), name
+    assert not list((PACKAGE / "wire").glob("*_*wire.py"))
+
+
+def test_no_wire_borrows_from_another() -> None:
+    # Helpers several wires use live in the shared modules, not in one wire's package.
+    edges = graph()
+    wrong = [
+        f"{m} imports {t}"
+        for m in edges
+        if m.startswith(WIRE_PACKAGES)
+        for t in sorted(edges[m])
+        for own in WIRE_PACKAGES
+        if t.startswith(own) and not m.startswith(own)
+    ]
+    assert wrong == []
+
+
+def test_a_turn_and_a_tool_spec_are_defined_once() -> None:
+    defined: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and node.name in ("Turn", "ToolSpec", "Call"):
+                defined.setdefault(node.name, []).append(_name(path))
+    assert defined == {"Turn": ["wire.turns"], "ToolSpec": ["wire.turns"], "Call": ["wire.turns"]}

@@ -4,14 +4,16 @@ report = endpoint_report(client, "qwen3")
 report.server                      # "vllm", "llama.cpp", ... or "unknown"
 report.to_dataframe()              # check, verdict, evidence, advice
 
-doctor.py      endpoint_report, the checks of one request each, the server kind
+doctor.py      endpoint_report, CHECKS (every check, its budget of model requests)
+report.py      Check, EndpointReport, describe_report, whether a verdict is good news
+replies.py     the shared requests and the checks read off their replies
 thinking.py    reasoning across turns: reasoning_replay, thinking_switch
 structured.py  structured_output (where a response_format answer lands)
 long_context.py  the server's version and window, context_window, prefix_cache
 api_parity.py  the probe and the question over every other wire
 stream_grammar.py  whether streams keep their grammar
 concurrency.py four probes at once: parallel, serialized, errors under load, crossed
-advice.py      the server-side fix for a verdict, by server kind
+advice.py      which of the server profile's advice a verdict calls for
 """
 
 from .doctor import *  # noqa: F403  (the public face is doctor's __all__)

@@ -17,6 +17,7 @@ from ..wire import WIRES
 
 if TYPE_CHECKING:
     from ..backend import Backend
+    from ..servers import Server
     from ..trace import Iteration, Trace
 
 __all__ = ["api_parity"]
@@ -34,39 +35,16 @@ _ADVICE_UNSUPPORTED = {
     'not an Ollama server, or a proxy that passes /v1 only; keep api="chat" here. On Ollama, '
     'api="ollama" is the wire that honours num_ctx and think, which its /v1 ignores',
 }
-# What to do when a wire's replies differ from chat's, by wire, then by server kind.
-_ADVICE_DIFFERS = {
-    "responses": {
-        "llama.cpp": "llama-server converts /v1/responses to chat internally: it reports every "
-        "reply as completed (no incomplete at the budget) and prefixes call ids with call_; "
-        'prefer api="chat" where endings matter',
-        "vllm": "vLLM's Responses route parses reasoning and tool calls apart from chat "
-        "(vllm#36435, vllm#43395): start it with the same --reasoning-parser and "
-        "--tool-call-parser, and prefer the wire whose row is clean",
-        "": "the Responses route of this server handles replies differently from chat: run "
-        "the agent over the wire whose row is clean",
-    },
-    "messages": {
-        "llama.cpp": "llama-server converts /v1/messages to chat internally, and older builds "
-        'ignore thinking: {"type": "disabled"} (llama.cpp PR#21470): prefer the wire whose '
-        "row is clean, or update llama-server",
-        "litellm": "LiteLLM turns /v1/messages into a chat request upstream and drops the "
-        "upstream's reasoning on the way back: run a reasoning model's agent over chat, or "
-        "point the Anthropic client at the server itself",
-        "": "the Messages route of this server handles replies differently from chat: run the "
-        "agent over the wire whose row is clean",
-    },
-}
-_ADVICE_ANY = (
-    "this wire's route handles replies differently from chat: run the agent over the wire "
-    "whose row is clean"
-)
 
 
-def _advice_differs(wire: str, other: str, server: str) -> str:
-    """What to do about a difference between `wire` and `other` (either may be chat)."""
-    table = _ADVICE_DIFFERS.get(wire) or _ADVICE_DIFFERS.get(other) or {"": _ADVICE_ANY}
-    return table.get(server, table[""])
+def _advice_differs(wire: str, other: str, server: Server) -> str:
+    """What to do about a difference between `wire` and `other`: the server's advice for
+    either wire (chat has none of its own), else its advice for any wire."""
+    return (
+        server.advice("api_parity", wire)
+        or server.advice("api_parity", other)
+        or server.advice("api_parity")
+    )
 
 
 def _where(it: Iteration) -> str:
@@ -121,7 +99,7 @@ def _in_order(pair: dict[str, Trace]) -> tuple[tuple[str, Trace], tuple[str, Tra
 def api_parity(
     client: Backend,
     model: str,
-    server: str,
+    server: Server,
     ask: Callable[[Backend], Trace],
     question_here: Trace,
     probe_here: Trace,

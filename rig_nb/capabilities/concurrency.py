@@ -24,11 +24,12 @@ from ..errors import BackendError, Cancelled
 from ..probe import PROBE_MAX_TOKENS, PROBE_TOOL
 from ..record import record_one
 from ..trace import ToolCallRecord, Trace
-from ..wire import Request, Turn, call_arguments, call_name
+from ..wire import Request, Turn
 from .advice import advice
 
 if TYPE_CHECKING:
     from ..backend import Backend
+    from ..servers import Server
 
 __all__ = ["CONCURRENCY_CHECKS", "CONCURRENT_PROBES", "concurrency_check", "concurrency_verdict"]
 
@@ -72,7 +73,7 @@ def _tokens(trace: Trace) -> str:
 
 
 def concurrency_check(
-    client: Backend, model: str, server: str, lone: Trace
+    client: Backend, model: str, server: Server, lone: Trace
 ) -> tuple[str, str, str, Trace | None]:
     """(verdict, evidence, advice, trace) of four probes at once against the lone one."""
     first = lone.iterations[0] if lone.iterations else None
@@ -110,8 +111,7 @@ def concurrency_check(
             spans[i] = (began, time.perf_counter())
         if reply is not None:  # recorded as received, never run, as the probe records them
             trace.iterations[0].tool_calls.extend(
-                ToolCallRecord(id="", name=call_name(c), arguments=call_arguments(c))
-                for c in reply.tool_calls
+                ToolCallRecord(id="", name=c.name, arguments=c.arguments) for c in reply.tool_calls
             )
         traces[i] = trace
         sent[i], stopped[i] = scope.done, scope.stopped
@@ -126,6 +126,7 @@ def concurrency_check(
         if outer is not None:
             for _ in range(sent[i]):
                 outer.done += 1
+                outer.model_requests += 1
                 outer.report()
     done = [t for t in traces if t is not None]
     if any(stopped) or any(isinstance(t.exception, Cancelled) for t in done):

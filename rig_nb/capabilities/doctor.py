@@ -4,53 +4,73 @@
     report.server                      # "vllm", "llama.cpp", ... or "unknown"
     report.to_dataframe()              # check, verdict, evidence, advice
 
-The model list, the tool_choice matrix (tool_choice
-unset, "auto", "required": a llama.cpp server with SmolLM2 answers in text,
-calls a tool, and fails with HTTP 500), one short reasoning question, and,
-with `stream=True`, that question and the "auto" probe again streamed, to
-see whether the two paths agree; the server's own metadata routes (version and
-context window, `capabilities.long_context`), one request just past a known
-context window (`context_window`) and one more turn of a conversation already
-had (`prefix_cache`); then up to 5 for reasoning across turns
-(`capabilities.thinking`: `reasoning_replay`, `thinking_switch`), and one
-question asked with `response_format` (`capabilities.structured`:
-`structured_output`), four probes at once (`capabilities.concurrency`:
-`concurrency`). `progress` hears of each request and `cancel` ends the
-report between requests. An address with no model list whose first
-probe is answered "not here" (404, 405, 501, or a body that is not a chat
-completion) gets one check, `not_openai_compatible`, and nothing more is
-asked. A check whose every request failed says so (`error <status>`, `n/a`),
-never `same` or `no`. Every check keeps its trace. Evidence is redacted, then
-cut short, and escaped wherever it is shown.
+Every check is one entry of `_SPECS`: the shared requests it reads (`replies.ASKS`: the
+tool_choice probes, the reasoning question, both streamed), the model requests of its own,
+and how it judges. `CHECKS` maps each check's name to the most model requests it makes
+(its own and the shared ones it reads, on a server that answers every wire); a report of
+some checks sends the shared requests they read once, then each check's own, so it never
+makes more than the sum of their budgets (`EndpointReport.requests` counts them). Besides
+model requests, the model list and the server's metadata routes (version, context window;
+at most 2), and on a server with a template route the renderings it asks for.
+
+An address with no model list whose first probe is answered "not here" (404, 405, 501,
+or a body that is not a chat completion) gets one check, `not_openai_compatible`, and
+nothing more is asked. `progress` hears of each request and `cancel` ends the report
+between requests. Every check keeps its trace. Evidence is redacted, then cut short, and
+escaped wherever it is shown.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .._boundary import CancelFlag, Progress, request_scope
-from ..dialects import TOOL_CALL_DIALECTS
 from ..errors import BackendError, Cancelled, RigError
-from ..loop import markup_in_call
-from ..probe import probe_trace
-from ..record import record_one
-from ..servers import guess_server, server_of_models
-from ..trace import Iteration, Trace
-from ..wire import TOOL_CHOICES as ALL_TOOL_CHOICES
-from ..wire import WIRES, Reply, Request, Turn
+from ..servers import Models, entry_for, guess_server, profile, server_of_models
+from ..trace import Trace
+from ..wire import WIRES
 from .advice import advice
 from .api_parity import api_parity
-from .concurrency import CONCURRENCY_CHECKS, CONCURRENT_PROBES, concurrency_check
-from .long_context import LONG_CONTEXT_CHECKS, long_context_checks, report_head, server_facts
-from .stream_grammar import stream_grammar
-from .structured import STRUCTURED_CHECKS, structured_output_check
-from .thinking import THINKING_CHECKS, reasoning_checks
+from .concurrency import CONCURRENT_PROBES, concurrency_check
+from .long_context import context_window_check, prefix_cache_check, server_facts
+from .replies import (
+    ALL,
+    ASKS,
+    PROBES,
+    STREAMED_ASKS,
+    TOOL_CHOICES,
+    Asked,
+    ask_question,
+    cut,
+    hygiene_check,
+    leak_dialects_check,
+    native_call_hygiene,
+    probe_check,
+    reasoning_location,
+    reasoning_tokens_check,
+    reasons,
+    replies,
+    shared_request,
+    stream_grammar_check,
+    stream_parity_check,
+    text_tool_calls_check,
+    tool_choice_matrix,
+    tool_choice_verdict,
+    usage_check,
+    verdict_of,
+)
+from .report import NOT_OPENAI_COMPATIBLE, Check, EndpointReport, describe_report, verdict_ok
+from .structured import structured_output_check
+from .thinking import (
+    reasoning_replay_check,
+    replay_advice,
+    thinking_switch_advice,
+    thinking_switch_check,
+)
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from ..backend import Backend
 
 __all__ = [
@@ -62,178 +82,159 @@ __all__ = [
     "describe_report",
     "endpoint_report",
     "guess_server",
+    "native_call_hygiene",
     "server_of_models",
     "tool_choice_matrix",
     "tool_choice_verdict",
 ]
 
-# The matrix: what an endpoint does with tool_choice unset, "auto" and "required", in that order.
-TOOL_CHOICES: dict[str, str | None] = {
-    k: ALL_TOOL_CHOICES[k] for k in ("unset", "auto", "required")
-}
-CHECKS = (
-    "tool_choice_unset",
-    "tool_choice_auto",
-    "tool_choice_required",
-    "reasoning_location",
-    "leak_dialects",
-    "text_tool_calls",
-    "native_call_hygiene",
-    "stream_parity",
-    "stream_grammar",
-    "usage_reported",
-    "reasoning_tokens_reported",
-    *THINKING_CHECKS,
-    *STRUCTURED_CHECKS,
-    *LONG_CONTEXT_CHECKS,
-    *CONCURRENCY_CHECKS,
-    "api_parity",
-)
-# The one check of an address that does not serve the API: no other check is made.
-NOT_OPENAI_COMPATIBLE = "not_openai_compatible"
 # Statuses that say "no such route or method here", not "this request failed".
 _NOT_HERE = frozenset({404, 405, 501})
 _FOREIGN_ADVICE = (
     "this address does not serve an OpenAI-compatible API: check the base URL "
     "(--base-url; it should end at /v1)"
 )
-QUESTION = "What is 17 * 23? Think it through briefly, then give the result in one sentence."
-QUESTION_MAX_TOKENS = 512
-_EVIDENCE_CHARS = 160
+# One check's findings before its Check is made: verdict, evidence, advice, trace.
+Found = tuple[str, str, str, "Trace | None"]
+Judged = tuple[str, str, "Trace | None"]
 
 
-@dataclass
-class Check:
-    """One finding: its verdict, the evidence for it, the server-side fix, and its trace."""
+@dataclass(frozen=True)
+class _Spec:
+    """One check: the shared requests it reads, its own model requests, and how it judges:
+    `run` gives its findings with their advice, or `judge` gives them without, and the
+    server profile's advice for the verdict is added (`advice.advice`)."""
 
-    name: str
-    verdict: str
-    evidence: str = ""
-    advice: str = ""
-    trace: Trace | None = field(default=None, repr=False)
+    needs: tuple[str, ...]
+    own: int = 0
+    run: Callable[[Asked], Found] | None = None
+    judge: Callable[[Asked], Judged] | None = None
 
-
-@dataclass
-class EndpointReport:
-    """What `endpoint_report` found: the model, the guessed server kind, each check, and
-    what the server says of itself (its version, "" when none; the tokens one request may
-    hold, None when unknown)."""
-
-    model: str
-    server: str
-    checks: list[Check] = field(default_factory=list)
-    server_version: str = ""
-    context_window: int | None = None
-
-    def check(self, name: str) -> Check:
-        for c in self.checks:
-            if c.name == name:
-                return c
-        raise KeyError(name)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "server": self.server,
-            "server_version": self.server_version,
-            "context_window": self.context_window,
-            "checks": [
-                {"name": c.name, "verdict": c.verdict, "evidence": c.evidence, "advice": c.advice}
-                for c in self.checks
-            ],
-        }
-
-    def to_dataframe(self) -> pd.DataFrame:
-        """One row per check: check, verdict, evidence, advice."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("this needs pandas: pip install 'rig_nb[notebook]'") from None
-        rows = [(c.name, c.verdict, c.evidence, c.advice) for c in self.checks]
-        df: pd.DataFrame = pd.DataFrame(rows, columns=["check", "verdict", "evidence", "advice"])
-        return df
+    def found(self, name: str, asked: Asked) -> Found:
+        if self.run is not None:
+            return self.run(asked)
+        assert self.judge is not None
+        verdict, evidence, trace = self.judge(asked)
+        auto = verdict_of(asked.traces["auto"]) if "auto" in asked.traces else ""
+        quiet = name == "reasoning_tokens_reported" and not reasons(replies(asked.got(*ALL)))
+        fix = "" if quiet else advice(asked.server, name, verdict, auto=auto)
+        return verdict, evidence, fix, trace
 
 
-def tool_choice_verdict(client: Backend, model: str, tool_choice: str | None) -> str:
-    """One probe: "tool call", "text", "length", "error <status>", or "error"."""
-    return _verdict(probe_trace(client, model, tool_choice=tool_choice))
+def _location(asked: Asked) -> Judged:
+    return (*reasoning_location(asked), asked.traces.get("question"))
 
 
-def tool_choice_matrix(client: Backend, model: str) -> dict[str, str]:
-    """Probe `model` once per tool_choice setting (unset, "auto", "required"), in that order."""
-    return {key: tool_choice_verdict(client, model, choice) for key, choice in TOOL_CHOICES.items()}
+def _replay(asked: Asked) -> Found:
+    location = reasoning_location(asked)[0]
+    writes = location.removeprefix("field:") if location.startswith("field:") else ""
+    verdict, evidence, trace = reasoning_replay_check(
+        asked.client, asked.model, asked.server, writes
+    )
+    reads = asked.client.wire.replay_field(asked.server)
+    # A model that showed no reasoning at all has none to lose: no advice.
+    fix = replay_advice(asked.server, verdict, writes, reads) if location != "none" else ""
+    return verdict, evidence, fix, trace
 
 
-def _verdict(trace: Trace) -> str:
-    exc = trace.exception
-    if isinstance(exc, Cancelled):
-        return "cancelled"
-    if trace.outcome == "ok":
-        return "tool call"
-    if trace.ending == "tool_calls_in_reasoning":
-        return "call in reasoning"  # the server's parser left the family's call unparsed
-    if trace.outcome == "NoToolCallingError":
-        return "text"
-    if trace.outcome == "OutputLimitError":
-        return "length"
-    if isinstance(exc, BackendError):
-        return "error" if exc.status_code is None else f"error {exc.status_code}"
-    return f"error {trace.outcome}"
+def _switch(asked: Asked) -> Found:
+    verdict, why, trace, off = thinking_switch_check(asked.client, asked.model, asked.server)
+    return verdict, why, thinking_switch_advice(asked.server, verdict, off), trace
 
 
-Redact = Callable[[str], str]
+def _structured(asked: Asked) -> Found:
+    found = structured_output_check(asked.client, asked.model, asked.server)
+    return found.verdict, found.evidence, found.advice, found.trace
 
 
-def _cut(text: str, limit: int = _EVIDENCE_CHARS) -> str:
-    """`text` on one line, cut to `limit`; endpoint text goes through _short instead."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _window(asked: Asked) -> Found:
+    facts = asked.facts
+    window, where = (facts.context_window, facts.evidence) if facts else (None, "")
+    _, verdict, evidence, fix, trace = context_window_check(
+        asked.client, asked.model, asked.server, window, where
+    )
+    return verdict, evidence, fix, trace
 
 
-def _short(text: str, redact: Redact, limit: int = _EVIDENCE_CHARS) -> str:
-    """Endpoint text redacted, then cut: a key cut first would no longer match."""
-    return _cut(redact(text), limit)
+def _prefix(asked: Asked) -> Found:
+    probe, question = asked.traces.get("auto", Trace()), asked.traces.get("question", Trace())
+    _, verdict, evidence, fix, trace = prefix_cache_check(
+        asked.client, asked.model, asked.server, probe, question
+    )
+    return verdict, evidence, fix, trace
 
 
-def _said(it: Iteration, redact: Redact, raw: bool = False) -> str:
-    """A short account of one reply: finish, calls, the answer (or with `raw`, the content)."""
-    n = len(it.tool_calls)
-    parts = [f"finish {it.finish_reason or '-'}", f"{n} tool call{'' if n == 1 else 's'}"]
-    if it.ending:
-        parts.append(f"ending {it.ending}")
-    if it.text and not raw:
-        parts.append(f'answer "{_short(it.text, redact, 80)}"')
-    elif it.raw_content.strip():
-        parts.append(f'content "{_short(it.raw_content, redact, 80)}"')
-    if it.reasoning_shape != "none":
-        parts.append(f"shape {it.reasoning_shape}")
-    if it.reasoning_content:
-        parts.append(f'{it.reasoning_field} "{_short(it.reasoning_content, redact, 60)}"')
-    return "; ".join(parts)
+def _concurrency(asked: Asked) -> Found:
+    return concurrency_check(asked.client, asked.model, asked.server, asked.traces["auto"])
 
 
-def _evidence(trace: Trace, redact: Redact) -> str:
-    if not trace.iterations:
-        return ""
-    it = trace.iterations[-1]
-    if it.ending == "error":
-        return _short(trace.error, redact)
-    return _cut(_said(it, redact))
+def _parity(asked: Asked) -> Found:
+    model = asked.model
+    verdict, evidence, fix, trace = api_parity(
+        asked.client,
+        model,
+        asked.server,
+        lambda c: ask_question(c, model, False)[0],
+        asked.traces["question"],
+        asked.traces["auto"],
+    )
+    return verdict, cut(evidence), fix, trace
 
 
-def _failed(traces: list[Trace]) -> bool:
-    """True when no request of `traces` got a reply."""
-    return all(it.ending == "error" for t in traces for it in t.iterations)
+_SPECS: dict[str, _Spec] = {
+    "tool_choice_unset": _Spec(("unset", "auto"), judge=probe_check("unset")),
+    "tool_choice_auto": _Spec(("auto",), judge=probe_check("auto")),
+    "tool_choice_required": _Spec(("required", "auto"), judge=probe_check("required")),
+    "reasoning_location": _Spec(("question", *PROBES), judge=_location),
+    "leak_dialects": _Spec(ALL, judge=leak_dialects_check),
+    "text_tool_calls": _Spec(ALL, judge=text_tool_calls_check),
+    "native_call_hygiene": _Spec(
+        (*PROBES, "question_streamed", "auto_streamed"), judge=hygiene_check
+    ),
+    "stream_parity": _Spec(
+        ("question", "auto", "question_streamed", "auto_streamed"), judge=stream_parity_check
+    ),
+    "stream_grammar": _Spec(("question_streamed", "auto_streamed"), judge=stream_grammar_check),
+    "usage_reported": _Spec(ALL, judge=usage_check),
+    "reasoning_tokens_reported": _Spec(ALL, judge=reasoning_tokens_check),
+    "reasoning_replay": _Spec(("question", *PROBES), 3, _replay),
+    "thinking_switch": _Spec((), 2, _switch),
+    "structured_output": _Spec((), 1, _structured),
+    "context_window": _Spec((), 1, _window),
+    "prefix_cache": _Spec(("auto", "question"), 1, _prefix),
+    "concurrency": _Spec(("auto",), CONCURRENT_PROBES, _concurrency),
+    "api_parity": _Spec(("question", "auto"), 2 * (len(WIRES) - 1), _parity),
+}
+
+# Every check by name, in report order, with the most model requests it makes.
+CHECKS: dict[str, int] = {name: len(set(s.needs)) + s.own for name, s in _SPECS.items()}
+# Checks that run right after the shared requests, in this order: the prefix first, while
+# the server may still hold it in its cache.
+_EARLY = ("prefix_cache", "context_window")
 
 
-def _error_verdict(traces: list[Trace]) -> str:
-    """The verdict of a check whose every request failed: the first failure's `error <status>`."""
-    if any(isinstance(t.exception, Cancelled) for t in traces):
-        return "cancelled"
-    for t in traces:
-        if isinstance(t.exception, BackendError) and t.exception.status_code is not None:
-            return f"error {t.exception.status_code}"
-    return "error"
+def _selected(checks: Collection[str] | None) -> list[str]:
+    """The checks to make, in report order; ValueError naming every check for an unknown one."""
+    if checks is None:
+        return list(CHECKS)
+    if isinstance(checks, str) or not isinstance(checks, Collection):
+        raise ValueError("checks must be None or a collection of check names")
+    unknown = sorted(str(c) for c in checks if c not in CHECKS)
+    if unknown:
+        raise ValueError(f"unknown check {', '.join(unknown)}: the checks are {', '.join(CHECKS)}")
+    return [name for name in CHECKS if name in checks]
+
+
+def _shared(names: list[str], stream: bool) -> list[str]:
+    """The shared requests the checks `names` read, in the order they are sent."""
+    wanted = {n for name in names for n in _SPECS[name].needs}
+    return [a for a in ASKS if a in wanted and (stream or a not in STREAMED_ASKS)]
+
+
+def planned_requests(checks: Collection[str] | None = None, *, stream: bool = True) -> int:
+    """The model requests a report of `checks` plans (the shared ones once), at most."""
+    names = _selected(checks)
+    return len(_shared(names, stream)) + sum(_SPECS[n].own for n in names)
 
 
 def _not_here(error: BaseException | None) -> bool:
@@ -242,69 +243,11 @@ def _not_here(error: BaseException | None) -> bool:
     )
 
 
-def _ask(client: Backend, model: str, stream: bool) -> tuple[Trace, Reply | None]:
-    """The reasoning question as one recorded round; the trace and the reply (None on failure)."""
-    request = Request(model, (Turn("user", QUESTION),), QUESTION_MAX_TOKENS, stream=stream)
-    return record_one(client, request, {"kind": "question", "max_tokens": QUESTION_MAX_TOKENS})
-
-
-def _replies(traces: list[Trace]) -> list[Iteration]:
-    return [it for t in traces for it in t.iterations if it.ending != "error"]
-
-
-def _reasoning_location(its: list[Iteration], redact: Redact) -> tuple[str, str]:
-    for it in its:
-        if it.reasoning_shape != "none":
-            return f"content:{it.reasoning_shape}", _said(it, redact, raw=True)
-    for it in its:
-        if it.reasoning_content:
-            return f"field:{it.reasoning_field}", _said(it, redact)
-    return "none", "no reasoning seen in content or in a reasoning field"
-
-
-def _parity(plain: tuple[Trace, Trace], probe: tuple[Trace, Trace] | None) -> tuple[str, str]:
-    """How the streamed replies differ from the unstreamed ones, structurally."""
-    diffs: list[str] = []
-    pairs = [("question", *plain)] + ([("auto probe", *probe)] if probe else [])
-    compared = 0
-    for label, whole, streamed in pairs:
-        a, b = whole.iterations[-1], streamed.iterations[-1]
-        if a.ending == "error" and b.ending == "error":
-            continue  # nothing to compare: both requests failed
-        compared += 1
-        if (a.ending == "error") != (b.ending == "error"):
-            which = "streamed" if b.ending == "error" else "not streamed"
-            diffs.append(f"{label}: fails only when {which}")
-            continue
-        if a.reasoning_shape != b.reasoning_shape:
-            diffs.append(
-                f"{label}: tags {a.reasoning_shape} not streamed, {b.reasoning_shape} streamed"
-            )
-        if bool(a.reasoning_content) != bool(b.reasoning_content):
-            where = "not streamed" if a.reasoning_content else "streamed"
-            diffs.append(f"{label}: reasoning in the field only when {where}")
-        elif a.reasoning_field != b.reasoning_field:
-            diffs.append(f"{label}: reasoning field {a.reasoning_field} vs {b.reasoning_field}")
-        if bool(a.tool_calls or a.finish_reason == "tool_calls") != bool(
-            b.tool_calls or b.finish_reason == "tool_calls"
-        ) or (whole.outcome == "ok") != (streamed.outcome == "ok"):
-            where = "not streamed" if whole.outcome == "ok" else "streamed"
-            diffs.append(f"{label}: tool calls only when {where}")
-        if a.leaks != b.leaks:
-            diffs.append(f"{label}: leaks {a.leaks} vs {b.leaks}")
-    if not compared:
-        traces = [t for pair in (plain, *((probe,) if probe else ())) for t in pair]
-        return _error_verdict(traces), "every request failed, streamed and not"
-    if not diffs:
-        return "same", "streamed and not streamed replies have the same structure"
-    return "differs: " + "; ".join(diffs), ""
-
-
-def _answered(error: BaseException | None, redact: Redact) -> str:
+def _answered(error: BaseException | None, redact: Callable[[str], str]) -> str:
     if isinstance(error, BackendError) and error.status_code is not None:
         return f"HTTP {error.status_code}"
     if isinstance(error, BackendError):
-        return _short(error.message.removeprefix("ai backend: "), redact, 70)
+        return cut(redact(error.message.removeprefix("ai backend: ")), 70)
     return "no error"
 
 
@@ -314,7 +257,7 @@ def _foreign(
     """The report of an address that does not serve the API: one check, no more requests."""
     listed = _answered(models_error, client.redact)
     said = _answered(probe.exception, client.redact)
-    evidence = f"GET models: {listed}; POST chat/completions: {said}"
+    evidence = f"GET models: {listed}; POST {client.wire.route.lstrip('/')}: {said}"
     check = Check(NOT_OPENAI_COMPATIBLE, "yes", evidence, _FOREIGN_ADVICE, trace=probe)
     return EndpointReport(model=model, server="unknown", checks=[check])
 
@@ -324,18 +267,14 @@ def endpoint_report(
     model: str,
     *,
     stream: bool = True,
+    checks: Collection[str] | None = None,
     progress: Progress | None = None,
     cancel: CancelFlag | None = None,
 ) -> EndpointReport:
-    """Probe `model` on `client`'s endpoint with a bounded set of requests: the model
-    list, the server's metadata routes (at most 2), and at most 18 model requests (the
-    probes 3, the question 1, both streamed 2; reasoning_replay 3, thinking_switch 2,
-    structured_output 1; context_window 1 when a window up to the doctor's bound is known,
-    prefix_cache 1; api_parity 2 over the second wire), then concurrency's 4 at once
-    (measured against the "auto" probe) and api_parity's 2 over each further wire the
-    server answers (a wire whose route is not there costs its probe only). On llama.cpp,
-    reasoning_replay asks `/apply-template` first (up to 3 requests) and the model only
-    when it cannot, and prefix_cache asks it twice when the prefix broke.
+    """Probe `model` on `client`'s endpoint with a bounded set of requests: the checks
+    `checks` names (None: every check in `CHECKS`; an unknown name is a ValueError listing
+    them, before any request), each within its budget in `CHECKS`. `stream=False` leaves
+    out the streamed requests (and `stream_parity` says `not checked`).
 
     `progress(done, planned)` is called from the calling thread before the first
     request and after each one. `cancel` (a threading.Event, or a callable that
@@ -344,18 +283,19 @@ def endpoint_report(
     and the report keeps what was found; a check left without its reply says
     `cancelled`.
     """
-    planned = 1 + len(TOOL_CHOICES) + 1 + (2 if stream else 0) + _LATER_REQUESTS
+    names = _selected(checks)
+    # The model list and up to two metadata routes besides the model requests.
+    planned = 3 + planned_requests(names, stream=stream)
     with request_scope(planned=planned, progress=progress, cancel=cancel) as scope:
-        report = _report(client, model, stream=stream)
+        report = _report(client, model, stream, names)
     if scope.stopped:
         _mark_cancelled(report)
+    for c in report.checks:
+        c.ok = verdict_ok(c.name, c.verdict, c.advice)
+    report.requests = scope.model_requests
     return report
 
 
-# Requests after the stream parity pair: reasoning_replay (3), thinking_switch (2),
-# structured_output (1), metadata routes (2), context_window (1), prefix_cache (1),
-# concurrency (4), api_parity (2 a wire). Progress counts what was sent when it differs.
-_LATER_REQUESTS = 10 + CONCURRENT_PROBES + 2 * (len(WIRES) - 1)
 # Verdicts that only say nothing was found: after a cancel, they say it was not looked for.
 _UNJUDGED = frozenset({"no", "none", "n/a", "not checked"})
 # These name findings gathered over several replies; their trace is only the one shown.
@@ -380,153 +320,33 @@ def _mark_cancelled(report: EndpointReport) -> None:
             c.evidence = "cancelled before this check's reply came"
 
 
-def _report(client: Backend, model: str, *, stream: bool) -> EndpointReport:
-    """`endpoint_report` without its progress and cancel.
-
-    An address with no model list whose first probe is answered "not here" gets one
-    check, `not_openai_compatible`, after those two requests.
-    """
-    redact = client.redact
-    owned_by = ""
-    listed: dict[str, Any] | None = None
+def _report(client: Backend, model: str, stream: bool, names: list[str]) -> EndpointReport:
+    """`endpoint_report` without its progress and cancel."""
+    models = Models()
     models_error: RigError | None = None
     try:
-        for m in client.list_models().items:
-            if m.get("id") == model:
-                listed = m
-                owned_by = m["owned_by"] if isinstance(m.get("owned_by"), str) else ""
+        models = client.list_models()
     except RigError as exc:
         models_error = exc
-    probes: dict[str, Trace] = {}
-    for key, choice in TOOL_CHOICES.items():
-        probes[key] = probe_trace(client, model, tool_choice=choice)
-        if len(probes) == 1 and _not_here(models_error) and _not_here(probes[key].exception):
-            return _foreign(client, model, probes[key], models_error)
-    plain, reply = _ask(client, model, stream=False)
-    streamed: tuple[Trace, Trace] | None = None
-    if stream:
-        streamed = (_ask(client, model, stream=True)[0], probe_trace(client, model, stream=True))
-    server = guess_server(owned_by, reply)
+    asked = Asked(client, model, stream, profile("unknown"))
+    for i, name in enumerate(_shared(names, stream)):
+        shared_request(asked, name)
+        trace = asked.traces[name]
+        if i == 0 and _not_here(models_error) and _not_here(trace.exception):
+            return _foreign(client, model, trace, models_error)
+    listed = entry_for(models.items, model)
+    asked.server = profile(server_of_models(models, model, asked.reply))
     # Right after turn 1 (the probes), before other requests evict its cached prefix.
-    facts = server_facts(client, model, server, listed, reply.headers if reply else None)
-    long_checks = long_context_checks(client, model, server, facts, probes["auto"], plain)
-    checks = [
-        Check(f"tool_choice_{key}", _verdict(t), _evidence(t, redact), trace=t)
-        for key, t in probes.items()
-    ]
-    traces = [plain, *probes.values(), *(streamed or ())]
-    its = _replies(traces)
-    # A check that had no reply to judge says why, instead of "no" or "none".
-    unjudged = _error_verdict(traces) if not its else ""
-    asked = [plain, *probes.values()]
-    location, where = _reasoning_location(_replies(asked), redact)
-    if _failed(asked):
-        location, where = _error_verdict(asked), "no request got a reply"
-    checks.append(Check("reasoning_location", location, _cut(where), trace=plain))
-    leaks = list(dict.fromkeys(name for it in its for name in it.leaks))
-    leak_its = [it for it in its if it.leaks]
-    checks.append(
-        Check(
-            "leak_dialects",
-            ",".join(leaks) or unjudged or "no",
-            _cut(_said(leak_its[0], redact, raw=True)) if leak_its else "",
-            trace=plain,
-        )
+    headers = asked.reply.headers if asked.reply is not None else None
+    asked.facts = server_facts(client, model, asked.server, listed, headers)
+    found: dict[str, Check] = {}
+    for name in [*(n for n in _EARLY if n in names), *(n for n in names if n not in _EARLY)]:
+        verdict, evidence, fix, shown = _SPECS[name].found(name, asked)
+        found[name] = Check(name, verdict, evidence, fix, shown)
+    return EndpointReport(
+        model,
+        asked.server.name,
+        [found[name] for name in names],
+        asked.facts.version,
+        asked.facts.context_window,
     )
-    text_calls = [it for it in its if it.ending == "text_tool_calls"]
-    # Harmony carries calls only as commentary messages: it counts when a turn ended in one.
-    dialects = [d for it in text_calls for d in it.leaks if d in TOOL_CALL_DIALECTS | {"harmony"}]
-    verdict = ",".join(dict.fromkeys(dialects)) or ("yes" if text_calls else unjudged or "no")
-    text_trace = next((t for t in probes.values() if t.ending == "text_tool_calls"), None)
-    checks.append(
-        Check(
-            "text_tool_calls",
-            verdict,
-            _cut(_said(text_calls[0], redact)) if text_calls else "",
-            trace=text_trace or probes["auto"],
-        )
-    )
-    hygiene, why, dirty = native_call_hygiene([*probes.values(), *(streamed or ())])
-    hygiene = hygiene or unjudged or "n/a"
-    checks.append(Check("native_call_hygiene", hygiene, _cut(why), trace=dirty))
-    if streamed is not None:
-        parity, why = _parity((plain, streamed[0]), (probes["auto"], streamed[1]))
-        checks.append(Check("stream_parity", parity, _cut(why), trace=streamed[0]))
-    else:
-        checks.append(Check("stream_parity", "not checked", "stream=False", trace=None))
-    grammar, said, faulty = stream_grammar(streamed or ())
-    checks.append(Check("stream_grammar", grammar, _cut(said), trace=faulty))
-    counted = [it for it in its if "prompt_tokens" in it.usage or "completion_tokens" in it.usage]
-    usage = ("yes" if counted else "no") if its else "n/a"
-    checks.append(Check("usage_reported", usage, f"{len(counted)}/{len(its)} replies"))
-    reasoned = any(it.reasoning_content or it.reasoning_shape != "none" for it in its)
-    with_tokens = [it for it in its if "reasoning_tokens" in it.usage]
-    checks.append(
-        Check(
-            "reasoning_tokens_reported",
-            ("yes" if with_tokens else "no") if its else "n/a",
-            "reasoning seen in the replies" if reasoned else "no reasoning seen",
-        )
-    )
-    auto = _verdict(probes["auto"])
-    for c in checks:
-        silent = c.name == "reasoning_tokens_reported" and not reasoned
-        kind = server if server != "unknown" else ""
-        c.advice = "" if silent else advice(kind, c.name, c.verdict, auto=auto)
-    # Up to 5 more requests; these two checks carry their own advice.
-    checks.extend(Check(*found) for found in reasoning_checks(client, model, server, location))
-    checks.append(Check("structured_output", *structured_output_check(client, model, server)))
-    checks.extend(Check(*found) for found in long_checks)
-    # Four more at once, measured against the lone "auto" probe.
-    checks.append(Check("concurrency", *concurrency_check(client, model, server, probes["auto"])))
-    # Two more requests: the probe and the question over /responses.
-    verdict, evidence, fix, trace = api_parity(
-        client, model, server, lambda c: _ask(c, model, False)[0], plain, probes["auto"]
-    )
-    checks.append(Check("api_parity", verdict, _cut(evidence), fix, trace))
-    return EndpointReport(model, server, checks, facts.version, facts.context_window)
-
-
-def native_call_hygiene(traces: list[Trace]) -> tuple[str, str, Trace | None]:
-    """(verdict, evidence, trace) for the native calls the probes got.
-
-    `markup in names` or `markup in keys` when a server's parser handed the model's
-    own markup on as a call (its parser failed on the family's format), `empty
-    arguments` when the probe's required argument never arrived, `clean`, or ""
-    when no probe got a native call. The worst seen wins, in that order.
-    """
-    order = ("markup in names", "markup in keys", "empty arguments", "clean")
-    found: dict[str, tuple[str, Trace]] = {}
-    for trace in traces:
-        for it in trace.iterations:
-            for call in it.tool_calls:
-                fault = markup_in_call(call.name, call.arguments)
-                if fault.startswith("the tool name"):
-                    verdict = "markup in names"
-                elif fault:
-                    verdict = "markup in keys"
-                elif call.arguments.strip() in ("", "{}"):
-                    verdict = "empty arguments"
-                else:
-                    verdict = "clean"
-                found.setdefault(verdict, (f"{call.name} {call.arguments}", trace))
-    for verdict in order:
-        if verdict in found:
-            return verdict, *found[verdict]
-    return "", "", None
-
-
-def describe_report(report: EndpointReport) -> str:
-    """The report as text: a header line (the model, the server kind, its version and its
-    context window), then one block per check (one block, headed
-    `not_openai_compatible`, for an address that does not serve the API)."""
-    foreign = any(c.name == NOT_OPENAI_COMPATIBLE for c in report.checks)
-    version, window = report.server_version, report.context_window
-    lines = [report_head(report.model, report.server, version, window, foreign)]
-    for c in report.checks:
-        lines.append(f"  {c.name:<26} {c.verdict}")
-        if c.evidence:
-            lines.append(f"  {'':<26} evidence: {c.evidence}")
-        if c.advice:
-            lines.append(f"  {'':<26} fix: {c.advice}")
-    return "\n".join(lines)

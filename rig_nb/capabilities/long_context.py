@@ -2,13 +2,12 @@
 `prefix_cache`.
 
 `server_facts` reads the server's version and the tokens one request may hold from each
-server kind's own routes (llama.cpp `/props`, vLLM `/version` and the model list's
-`max_model_len`, Ollama `/api/version` and `/api/show`, SGLang `/get_server_info`,
-LiteLLM's `x-litellm-version` header (else `/health/readiness`) and `/model/info`, LM
-Studio `/api/v0/models/ID`): at most
-two requests, each bounded by the Client's timeout, deadline and response cap. A route
-that fails, answers HTML or lies (a window of 0, negative, 10**12, a string) leaves the
-fact unknown.
+server kind's own routes (`Server.facts` of each profile in `rig_nb.servers`: llama.cpp
+`/props`, vLLM `/version` and the model list's `max_model_len`, Ollama `/api/version` and
+`/api/show`, SGLang `/get_server_info`, LiteLLM's `x-litellm-version` header and
+`/model/info`, LM Studio `/api/v0/models/ID`): at most two requests, each bounded by the
+Client's timeout, deadline and response cap. A route that fails, answers HTML or lies (a
+window of 0, negative, 10**12, a string) leaves the fact unknown.
 
 `context_window` sends one request just past a known window (a marker at its start,
 filler words of one token each, a question at its end): `error at N tokens` when the
@@ -18,8 +17,9 @@ kept)` when it answers with fewer prompt tokens than the window it was sent past
 window is known or usage is not reported. `prefix_cache` continues a conversation the
 doctor already had (the tool_choice "auto" probe when it called the tool, else the
 question) by one turn and reads the cached tokens the server reports: `reused N of M`,
-`not reused` or `not reported`; on llama.cpp, when less than turn 1's prompt was reused,
-`/apply-template` names where turn 2's prompt stops extending turn 1's.
+`not reused` or `not reported`; on a server with a template route (llama.cpp), when less
+than turn 1's prompt was reused, that route names where turn 2's prompt stops extending
+turn 1's.
 """
 
 from __future__ import annotations
@@ -27,22 +27,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from .. import strict_json
-from .._backend_errors import stated_count as _window
 from ..errors import BackendError, Cancelled, RigError
 from ..probe import PROBE_TOOL
 from ..record import record_one
+from ..servers.base import window as stated_window
+from ..servers.ollama import DEFAULT_WINDOW
 from ..trace import Iteration, Trace
 from ..usage import kept_count as _count
 from ..wire import Call, Request, Turn, turns_of
 from ..wire.thinking import inline_reasoning
-from .advice import by_server
 from .thinking import apply_template
 
 if TYPE_CHECKING:
     from ..backend import Backend
+    from ..servers import Server
 
 __all__ = [
     "LONG_CONTEXT_CHECKS",
@@ -53,7 +53,6 @@ __all__ = [
     "long_context_advice",
     "long_context_checks",
     "prefix_cache_check",
-    "report_head",
     "server_facts",
     "template_break",
 ]
@@ -62,7 +61,7 @@ LONG_CONTEXT_CHECKS = ("context_window", "prefix_cache")
 # The doctor's bound: a window larger than this is not filled (`fits`, no request).
 MAX_WINDOW_CHECKED = 32768
 # Ollama's num_ctx when neither the model nor the request sets it (its /v1 cannot).
-OLLAMA_DEFAULT_WINDOW = 4096
+OLLAMA_DEFAULT_WINDOW = DEFAULT_WINDOW
 MARKER = "RIGNB-CONTEXT-MARKER-7431"
 # One token per word on the tokenizers seen (a space and a common short word).
 FILLER_WORD = "the"
@@ -93,35 +92,6 @@ def _version(value: Any) -> str:
     return text[:_VERSION_CHARS]
 
 
-def _get(data: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(data, dict):
-            return None
-        data = data.get(key)
-    return data
-
-
-def _ollama_window(shown: Any) -> int | None:
-    """num_ctx in effect: the model's `parameters` line `num_ctx N`, else Ollama's default."""
-    params = _get(shown, "parameters")
-    if isinstance(params, str):
-        for line in params.splitlines()[:200]:
-            parts = line.split()
-            if len(parts) == 2 and parts[0] == "num_ctx" and parts[1].isdigit():
-                return _window(int(parts[1][:12]))
-    return OLLAMA_DEFAULT_WINDOW if isinstance(shown, dict) else None
-
-
-def _litellm_window(info: Any, model: str) -> int | None:
-    entries = _get(info, "data")
-    if not isinstance(entries, list):
-        return None
-    for entry in entries[:1000]:
-        if isinstance(entry, dict) and entry.get("model_name") == model:
-            return _window(_get(entry, "model_info", "max_input_tokens"))
-    return None
-
-
 def _json_route(client: Backend, path: str, body: Mapping[str, Any] | None) -> Any:
     """A metadata route's JSON (`Backend.server_route`); BackendError when it is not JSON."""
     content = client.server_route(path, body)
@@ -136,16 +106,15 @@ def _json_route(client: Backend, path: str, body: Mapping[str, Any] | None) -> A
 def server_facts(
     client: Backend,
     model: str,
-    server: str,
+    server: Server,
     listed: Mapping[str, Any] | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> ServerFacts:
-    """The server's version and context window from its own routes (at most two requests);
-    `listed` is the model's entry in the model list (vLLM and SGLang put `max_model_len`
-    there), `headers` a reply's (LiteLLM names its version in `x-litellm-version`). Never
-    raises a RigError: a route that fails or is cancelled says nothing."""
-    facts = ServerFacts()
-    listed_window = _window((listed or {}).get("max_model_len"))
+    """The server's version and context window from its own routes (`Server.facts`, at most
+    two requests); `listed` is the model's entry in the model list (vLLM and SGLang put
+    `max_model_len` there), `headers` a reply's (LiteLLM names its version in
+    `x-litellm-version`). Never raises a RigError: a route that fails or is cancelled says
+    nothing."""
     asked: list[str] = []
 
     def ask(path: str, body: Mapping[str, Any] | None = None) -> Any:
@@ -156,36 +125,13 @@ def server_facts(
             asked[-1] += " (cancelled)" if isinstance(exc, Cancelled) else " (failed)"
             return None
 
-    if server == "llama.cpp":
-        props = ask(f"/props?model={quote(model, safe='')}")
-        facts.version = _version(_get(props, "build_info"))
-        per_slot = _window(_get(props, "default_generation_settings", "n_ctx"))
-        facts.context_window = per_slot if per_slot is not None else _window(_get(props, "n_ctx"))
-    elif server == "vllm":
-        facts.version = _version(_get(ask("/version"), "version"))
-        facts.context_window = listed_window
-    elif server == "sglang":
-        info = ask("/get_server_info")
-        facts.version = _version(_get(info, "version"))
-        window = _window(_get(info, "context_length"))
-        facts.context_window = window if window is not None else listed_window
-    elif server == "ollama":
-        facts.version = _version(_get(ask("/api/version"), "version"))
-        facts.context_window = _ollama_window(ask("/api/show", {"model": model}))
-    elif server == "litellm":
-        facts.version = _version((headers or {}).get("x-litellm-version"))
-        if not facts.version:
-            facts.version = _version(_get(ask("/health/readiness"), "litellm_version"))
-        facts.context_window = _litellm_window(ask("/model/info"), model)
-    elif server == "lm-studio":
-        loaded = ask(f"/api/v0/models/{quote(model, safe='')}")
-        facts.context_window = _window(_get(loaded, "loaded_context_length"))
-    else:
-        facts.context_window = listed_window
+    found = server.facts(ask, model, listed or {}, headers or {})
     where = ", ".join(asked) or "no metadata route for this server kind"
-    facts.evidence = client.redact(where)
-    facts.version = client.redact(facts.version)
-    return facts
+    return ServerFacts(
+        client.redact(_version(found.version)),
+        stated_window(found.context_window),
+        client.redact(where),
+    )
 
 
 def _cut(text: str, limit: int = _EVIDENCE_CHARS) -> str:
@@ -211,7 +157,7 @@ def long_prompt(words: int) -> str:
 
 
 def context_window_check(
-    client: Backend, model: str, server: str, window: int | None, asked: str = ""
+    client: Backend, model: str, server: Server, window: int | None, asked: str = ""
 ) -> Found:
     """(name, verdict, evidence, advice, trace) of `context_window`; one request at most.
     `asked` names the metadata routes read (ServerFacts.evidence)."""
@@ -283,12 +229,15 @@ def _continued(it: Iteration) -> tuple[Turn, ...]:
     return (*turns, Turn("assistant", it.text), Turn("user", FOLLOW_UP))
 
 
-def template_break(client: Backend, first: Request, second: Request, reasoning: str) -> str:
-    """Where llama-server's `/apply-template` rendering of `second` stops extending that of
-    `first`, and whether `reasoning` (turn 1's) is missing from it; "" when it cannot say."""
+def template_break(
+    client: Backend, first: Request, second: Request, reasoning: str, route: str
+) -> str:
+    """Where the server's template route (llama-server's `/apply-template`) renders `second`
+    no longer extending `first`, and whether `reasoning` (turn 1's) is missing from it; ""
+    when it cannot say."""
     try:
-        one = apply_template(client, first)
-        two = apply_template(client, second)
+        one = apply_template(client, first, route)
+        two = apply_template(client, second, route)
     except RigError:  # Cancelled too
         return ""
     at = 0
@@ -308,10 +257,11 @@ def template_break(client: Backend, first: Request, second: Request, reasoning: 
 
 
 def prefix_cache_check(
-    client: Backend, model: str, server: str, probe: Trace, question: Trace
+    client: Backend, model: str, server: Server, probe: Trace, question: Trace
 ) -> Found:
-    """(name, verdict, evidence, advice, trace) of `prefix_cache`: one request, and on
-    llama.cpp two `/apply-template` requests when less than turn 1's prompt was reused."""
+    """(name, verdict, evidence, advice, trace) of `prefix_cache`: one request, and on a
+    server with a template route (llama.cpp) two requests there when less than turn 1's
+    prompt was reused."""
     name = "prefix_cache"
     first = _turn_one(probe, question)
     if first is None:
@@ -335,12 +285,13 @@ def prefix_cache_check(
     evidence = f"turn 1: {before} prompt tokens; turn 2: {_count(it.usage.get('prompt_tokens'))}"
     evidence += f" prompt tokens, {cached if cached is not None else 'no'} cached"
     broke = False
-    if server == "llama.cpp" and cached is not None and cached < before:
+    route = server.template_route
+    if route and cached is not None and cached < before:
         first_body = Request(model, turns_of(first.messages), 1, tools=spec, tool_choice=choice)
         second_body = Request(model, request.turns, 1, tools=spec, tool_choice=choice)
         reasoning = first.reasoning_content or inline_reasoning(first.raw_content, first.text)
-        said = template_break(client, first_body, second_body, reasoning)
-        evidence += f"; /apply-template: {said}" if said else ""
+        said = template_break(client, first_body, second_body, reasoning, route)
+        evidence += f"; {route}: {said}" if said else ""
         broke = "stops extending" in said
     partial = broke or (cached is not None and 0 < cached < before // 2)
     fix = long_context_advice(server, name, "not reused" if partial else verdict)
@@ -348,7 +299,7 @@ def prefix_cache_check(
 
 
 def long_context_checks(
-    client: Backend, model: str, server: str, facts: ServerFacts, probe: Trace, question: Trace
+    client: Backend, model: str, server: Server, facts: ServerFacts, probe: Trace, question: Trace
 ) -> list[Found]:
     """`context_window` and `prefix_cache`, in that order; the prefix is asked first, while
     the server may still hold turn 1 in its cache."""
@@ -357,61 +308,12 @@ def long_context_checks(
     return [window, prefix]
 
 
-def report_head(
-    model: str, server: str, version: str, window: int | None, foreign: bool = False
-) -> str:
-    """The doctor's first printed line: the model, the server kind, its version and window."""
-    head = f"{model}: server {server}" + (f" {version}" if version else "")
-    if foreign:
-        return head
-    return head + (f", context window {window} tokens" if window else ", context window unknown")
-
-
-_WINDOW_FIX = {
-    "ollama": "Ollama's window is num_ctx ({window} in effect; 4096 unless set), which its /v1 "
-    "cannot change: send num_ctx over the native wire (Client(api='ollama'), "
-    "RunRequest(context_window=N)) or start the server with OLLAMA_CONTEXT_LENGTH=N",
-    "llama.cpp": "llama-server splits -c across its -np slots: one request holds -c / -np "
-    "tokens; raise -c or lower -np",
-    "vllm": "start vLLM with a larger --max-model-len (the model's limit and GPU memory allow)",
-    "sglang": "start SGLang with a larger --context-length",
-    "lm-studio": "load the model with a larger context length in LM Studio (its overflow "
-    "policy otherwise cuts or garbles the conversation, lmstudio-bug-tracker#1806)",
-    "litellm": "the window is the backend's: raise it on the server behind the proxy",
-    "": "raise the server's context window for this model, or keep conversations shorter",
-}
-_SILENT = {
-    "ollama": "Ollama keeps the system prompt and the newest messages within num_ctx and drops "
-    "the oldest without a word (ollama#18107): ",
-    "": "this server drops part of a prompt that does not fit, without an error: ",
-}
-_CACHE_FIX = {
-    "llama.cpp": "llama-server reuses a slot's cached prefix only when the new prompt extends "
-    "it: use a chat template that renders earlier turns unchanged (keep earlier reasoning: "
-    "--reasoning-preserve, or a template that renders reasoning_content), keep the system "
-    "prompt fixed, and enough context per slot (-c / -np)",
-    "vllm": "start vLLM with --enable-prefix-caching; a template that drops earlier reasoning "
-    "(Qwen3) re-renders the history: send chat_template_kwargs.preserve_thinking: true where "
-    "the template takes it",
-    "sglang": "keep RadixAttention on (no --disable-radix-cache); a template that drops "
-    "earlier reasoning re-renders the history: chat_template_kwargs.preserve_thinking: true",
-    "ollama": "Ollama reuses its cache only for the same prefix: keep the system prompt fixed "
-    "and num_ctx large enough that nothing is shifted out",
-    "": "keep the system prompt fixed and the arguments' order stable, and use a template that "
-    "renders earlier turns unchanged (a template that drops earlier reasoning: the flag that "
-    "keeps it, such as chat_template_kwargs.preserve_thinking)",
-}
-
-
-def long_context_advice(server: str, check: str, verdict: str, window: int | None = None) -> str:
+def long_context_advice(server: Server, check: str, verdict: str, window: int | None = None) -> str:
     """The server-side fix for a `context_window` or `prefix_cache` verdict ("" when none)."""
-
     if check == "context_window" and verdict.startswith(("truncates silently", "error at")):
-        fix = by_server(_WINDOW_FIX, server).replace(
-            "{window}", str(window or OLLAMA_DEFAULT_WINDOW)
-        )
+        fix = server.advice(check).replace("{window}", str(window or OLLAMA_DEFAULT_WINDOW))
         silent = verdict.startswith("truncates silently")
-        return (by_server(_SILENT, server) if silent else "") + fix
+        return (server.advice(check, "silent") if silent else "") + fix
     if check == "prefix_cache" and verdict == "not reused":
-        return by_server(_CACHE_FIX, server)
+        return server.advice(check)
     return ""

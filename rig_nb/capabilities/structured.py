@@ -25,9 +25,11 @@ from ..errors import BackendError, Cancelled, RigError
 from ..record import record_one
 from ..trace import Trace
 from ..wire import Request, Turn
+from ..wire.base import profile_of
 
 if TYPE_CHECKING:
     from ..backend import Backend
+    from ..servers import Server
 
 __all__ = [
     "STRUCTURED_CHECKS",
@@ -54,24 +56,6 @@ STRUCTURED_SCHEMA: dict[str, Any] = {
     },
 }
 _MAX_TOKENS = 512
-_ADVICE = {
-    "reasoning": {
-        "vllm": "the JSON went to the reasoning field: update vLLM past vllm#48863, or send "
-        "thinking off (chat_template_kwargs enable_thinking false) with structured requests",
-        "lm-studio": "LM Studio constrains the reasoning stream (lmstudio-bug-tracker#1773): "
-        "turn thinking off for structured requests or read the JSON from reasoning_content",
-        "": "the server applied the schema to the reasoning, not the answer: send thinking off "
-        "with structured requests, or update the server's reasoning parser",
-    },
-    "ignored": {
-        "llama.cpp": "llama-server applies response_format json_schema as a grammar: update it, "
-        "and do not combine it with a custom grammar",
-        "vllm": "vLLM applies response_format through its structured-outputs backend: check "
-        "that it is not disabled (--structured-outputs-config)",
-        "": "the server ignored response_format: use a server that enforces json_schema, or "
-        "validate and retry on the client",
-    },
-}
 
 
 def _status(trace: Trace) -> str:
@@ -147,11 +131,16 @@ class StructuredOutput(NamedTuple):
 
 
 def structured_output_check(
-    client: Backend, model: str, server: str, *, max_tokens: int = _MAX_TOKENS
+    client: Backend, model: str, server: Server | str, *, max_tokens: int = _MAX_TOKENS
 ) -> StructuredOutput:
-    """The `structured_output` check for `endpoint_report` (one request), advice included."""
+    """The `structured_output` check for `endpoint_report` (one request), advice included;
+    `server` is a profile or a kind's name."""
+    server = profile_of(server)
     trace = _ask(client, model, max_tokens)
     verdict = structured_output_verdict(trace)
-    table = _ADVICE.get(verdict, {})
-    fix = table.get(server, table.get("", ""))
+    fix = ""
+    if verdict == "ignored":
+        fix = server.advice("structured_output")
+    elif verdict == "reasoning":
+        fix = server.advice("structured_output", "reasoning")
     return StructuredOutput(verdict, _evidence(trace, verdict, client.redact), fix, trace)

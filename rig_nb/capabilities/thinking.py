@@ -4,14 +4,15 @@
 tool-call turn, and from which field: a two-turn conversation (a question, a
 tool-call turn, its result) whose tool-call turn carries a marker reasoning in
 one candidate field at a time, judged against the same conversation without it:
-by llama.cpp's `/apply-template` (the marker is in the rendered prompt or not)
-where the server is llama.cpp, else by `usage.prompt_tokens`. A conversation that
+by the server's template route where its profile names one (llama.cpp's
+`/apply-template`: the marker is in the rendered prompt or not), else by
+`usage.prompt_tokens`. A conversation that
 fails without the field and passes with it (DeepSeek's 400 "Missing
 `reasoning_content` field") also shows the field is read. Verdict `rendered via
 FIELD`, `ignored`, `error STATUS` or `n/a` (no token counts to judge by).
 
 `thinking_switch` asks one short question with thinking off and with thinking on,
-each mapped to the fields the server kind reads (`rig_nb.wire.thinking`). Off must
+each mapped to the fields the server reads (its profile in `rig_nb.servers`). Off must
 leave no reasoning field, no reasoning tokens and no reasoning markup in content;
 on is the contrast. Verdict `honored`, `ignored`, `error STATUS`, or `n/a` when
 thinking on shows no reasoning either. At most 3 + 2 requests.
@@ -29,6 +30,7 @@ from ..wire.thinking import applied_template, describe_sent
 
 if TYPE_CHECKING:
     from ..backend import Backend
+    from ..servers import Server
 
 # One check as `endpoint_report` makes it: name, verdict, evidence, advice, trace.
 Found = tuple[str, str, str, str, Trace | None]
@@ -55,46 +57,6 @@ SWITCH_QUESTION = "What is 17 * 23? Give the result in one short sentence."
 SWITCH_MAX_TOKENS = 256
 _CALL_ID = "call_rig_nb_replay"
 _WEATHER = "Lisbon: 21 C, clear sky"
-
-_REPLAY_IGNORED = {
-    "vllm": "vLLM >= 0.20 reads an assistant turn's reasoning only from `reasoning` "
-    "(vllm-project/vllm#38488) and the model's template must render it: for Qwen3.6 send "
-    "chat_template_kwargs.preserve_thinking: true (extra_body); "
-    'RunRequest(reasoning_field="reasoning")',
-    "llama.cpp": "start llama-server with --jinja and --reasoning-preserve (see /props: "
-    "supports_preserve_reasoning) and a chat template that renders reasoning_content of "
-    "assistant turns; for templates that read <think> inline, "
-    'RunRequest(reasoning_field="content")',
-    "ollama": "Ollama's /v1 drops replayed reasoning for some model families (ollama PR#18281); "
-    "its native /api/chat reads messages[].thinking",
-    "lm-studio": "this model's template drops earlier reasoning in LM Studio: pick a template "
-    'that renders it, or RunRequest(reasoning_field="content") to put <think> back inline',
-    "sglang": "the model's template drops earlier reasoning: send "
-    "chat_template_kwargs.preserve_thinking: true where the template supports it (Qwen3.6)",
-    "litellm": "LiteLLM strips replayed reasoning for hosted_vllm backends (BerriAI/litellm "
-    "PR#41380): route the model through the openai/ provider, or reach the backend directly",
-    "": "the template drops earlier reasoning: send chat_template_kwargs.preserve_thinking: "
-    "true where the template supports it (Qwen3.6), or "
-    'RunRequest(reasoning_field="content") for templates that read <think> inline (MiniMax)',
-}
-_SWITCH_IGNORED = {
-    "vllm": "vLLM still emits reasoning with enable_thinking: false for some templates "
-    "(vllm-project/vllm#40816): start it with the model's --reasoning-parser so reasoning "
-    "stays in its field, or set --default-chat-template-kwargs",
-    "llama.cpp": "llama-server's --reasoning on|off and --reasoning-budget override the "
-    "per-request switch (ggml-org/llama.cpp PR#27221): start it with --reasoning-budget 0 "
-    "to turn thinking off",
-    "ollama": 'Ollama /v1 ignores "think"; reasoning_effort "none" is its switch there: '
-    "update Ollama, or use a model whose template has a thinking switch",
-    "lm-studio": "LM Studio ignores reasoning_effort on /v1 for some models "
-    "(lmstudio-ai/lmstudio-bug-tracker#2413): turn thinking off in the model's settings",
-    "sglang": "start SGLang with the model's --reasoning-parser, and check that its template "
-    "reads chat_template_kwargs.enable_thinking",
-    "litellm": "LiteLLM maps reasoning_effort per provider and may drop it "
-    "(BerriAI/litellm#26413): set the backend's own switch in extra_body",
-    "": "this server ignores the thinking switch it was sent: set the field its template "
-    "reads by hand in RunRequest(extra_body=...)",
-}
 
 
 def _marker(field: str) -> str:
@@ -158,28 +120,29 @@ def _prompt_tokens(trace: Trace) -> int | None:
     return trace.iterations[-1].usage.get("prompt_tokens")
 
 
-def _by_template(client: Backend, model: str) -> tuple[str, str] | None:
-    """(verdict, evidence) from llama-server's /apply-template, None when it cannot say."""
+def _by_template(client: Backend, model: str, route: str) -> tuple[str, str] | None:
+    """(verdict, evidence) from the server's template route (llama-server's
+    /apply-template), None when it cannot say."""
     found: list[str] = []
     for field in TEMPLATE_CANDIDATES:
         request = Request(model, replay_conversation(field), 1, tools=_tools())
         try:
-            prompt = apply_template(client, request)
+            prompt = apply_template(client, request, route)
         except RigError:
             return None
         if _marker(field) in prompt:
             found.append(field)
     if found:
-        return f"rendered via {found[0]}", f"/apply-template renders {', '.join(found)}"
-    return "ignored", f"/apply-template renders none of {', '.join(TEMPLATE_CANDIDATES)}"
+        return f"rendered via {found[0]}", f"{route} renders {', '.join(found)}"
+    return "ignored", f"{route} renders none of {', '.join(TEMPLATE_CANDIDATES)}"
 
 
 def reasoning_replay_check(
-    client: Backend, model: str, server: str, writes: str = ""
+    client: Backend, model: str, server: Server, writes: str = ""
 ) -> tuple[str, str, Trace | None]:
     """(verdict, evidence, trace) of `reasoning_replay`; `writes` is the field replies use."""
-    if server == "llama.cpp":
-        judged = _by_template(client, model)
+    if server.template_route:
+        judged = _by_template(client, model, server.template_route)
         if judged is not None:
             return judged[0], judged[1], None
     tools = _tools()
@@ -218,7 +181,7 @@ def _reasons(it: Iteration) -> bool:
 
 
 def thinking_switch_check(
-    client: Backend, model: str, server: str
+    client: Backend, model: str, server: Server
 ) -> tuple[str, str, Trace | None, dict[str, Any]]:
     """(verdict, evidence, trace, fields sent for off) of `thinking_switch`."""
     off = client.wire.thinking_fields(False, server)
@@ -246,20 +209,21 @@ def thinking_switch_check(
     return "n/a", f"{sent}; no reasoning with thinking on either", t_on, off
 
 
-def apply_template(client: Backend, request: Request) -> str:
-    """llama-server's `POST /apply-template` (at the server root): the prompt its chat
-    template renders for `request` (sent as the chat completions body that route takes).
-    One request, no retries; BackendError when it fails or sends no prompt."""
-    prompt = applied_template(client.server_route("/apply-template", WIRES["chat"].body(request)))
+def apply_template(client: Backend, request: Request, route: str) -> str:
+    """The server's template route (llama-server's `POST /apply-template`, at the server
+    root): the prompt its chat template renders for `request` (sent as the chat completions
+    body that route takes). One request, no retries; BackendError when it fails or sends
+    no prompt."""
+    prompt = applied_template(client.server_route(route, WIRES["chat"].body(request)))
     if prompt is None:
-        raise BackendError("ai backend: /apply-template sent no prompt", kind="reply")
+        raise BackendError(f"ai backend: {route} sent no prompt", kind="reply")
     return prompt
 
 
-def replay_advice(server: str, verdict: str, writes: str, input_field: str = "") -> str:
+def replay_advice(server: Server, verdict: str, writes: str, input_field: str = "") -> str:
     """The fix for a `reasoning_replay` verdict; `writes` is the field the replies used."""
     if verdict == "ignored":
-        return _REPLAY_IGNORED.get(server, _REPLAY_IGNORED[""])
+        return server.advice("reasoning_replay")
     field = verdict.removeprefix("rendered via ")
     if field == verdict:
         return ""
@@ -275,10 +239,10 @@ def replay_advice(server: str, verdict: str, writes: str, input_field: str = "")
     )
 
 
-def thinking_switch_advice(server: str, verdict: str, off: dict[str, Any]) -> str:
+def thinking_switch_advice(server: Server, verdict: str, off: dict[str, Any]) -> str:
     """The fix for a `thinking_switch` verdict; `off` is what thinking=False was sent as."""
     if verdict == "ignored":
-        return _SWITCH_IGNORED.get(server, _SWITCH_IGNORED[""])
+        return server.advice("thinking_switch")
     # A 400 or 422 to the request that carried the switch: a field the server refuses.
     if verdict in ("error 400", "error 422") and off:
         return (
@@ -288,7 +252,7 @@ def thinking_switch_advice(server: str, verdict: str, off: dict[str, Any]) -> st
     return ""
 
 
-def reasoning_checks(client: Backend, model: str, server: str, location: str) -> list[Found]:
+def reasoning_checks(client: Backend, model: str, server: Server, location: str) -> list[Found]:
     """Both checks for `endpoint_report`, advice included; `location` is reasoning_location's
     verdict (`field:NAME` names the field the replies used)."""
     writes = location.removeprefix("field:") if location.startswith("field:") else ""

@@ -257,9 +257,10 @@ def cmd_doctor(args: Namespace) -> int:
         except BackendError as exc:
             if exc.kind in NO_EXCHANGE:
                 raise explain(exc, args, client) from None
-        report = endpoint_report(client, args.model, stream=not args.no_stream)
+        report = endpoint_report(client, args.model, stream=not args.no_stream, checks=args.checks)
         foreign = NOT_OPENAI_COMPATIBLE in {c.name for c in report.checks}
-        trace = report.check(NOT_OPENAI_COMPATIBLE if foreign else "tool_choice_auto").trace
+        # The first check that sent a request says whether anything answered at all.
+        trace = next((c.trace for c in report.checks if c.trace is not None), None)
         error = trace.exception if trace is not None else None
         if isinstance(error, BackendError) and (
             error.kind in NO_EXCHANGE or error.status_code == 404
@@ -268,7 +269,7 @@ def cmd_doctor(args: Namespace) -> int:
     print(
         json.dumps(report.to_dict(), indent=2) if args.json else printable(describe_report(report))
     )
-    return 1 if foreign else 0
+    return 1 if foreign or not report.ok else 0
 
 
 def cmd_models(args: Namespace) -> int:

@@ -51,6 +51,18 @@ def _levels(text: str) -> tuple[int, ...]:
     return values
 
 
+def _checks(text: str) -> tuple[str, ...]:
+    """`--checks a,b`: doctor check names, each one of rig_nb.capabilities.CHECKS."""
+    from ..capabilities import CHECKS
+
+    names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    unknown = [n for n in names if n not in CHECKS]
+    if not names or unknown:
+        said = f"unknown check {', '.join(unknown)}" if unknown else "no check named"
+        raise argparse.ArgumentTypeError(f"{said}: the checks are {', '.join(CHECKS)}")
+    return names
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -357,12 +369,19 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "say what an endpoint really does, and what to change on the server",
         "Run a bounded set of probes (tool_choice matrix, where reasoning goes, leaks, text "
         "tool calls, streamed vs not, usage) and print each verdict with its evidence and the "
-        "server-side fix when one is known. Exit 1 when the endpoint fails, or when the "
-        "address does not serve an OpenAI-compatible API. " + model_names,
+        "server-side fix when one is known. Exit 0 when no check's verdict is bad news, 1 "
+        "when one is (or the address does not serve an OpenAI-compatible API), 2 on a usage "
+        "error. " + model_names,
     )
     _endpoint_args(p, prog)
     p.add_argument(
         "--no-stream", action="store_true", help="skip the streamed requests (stream parity)"
+    )
+    p.add_argument(
+        "--checks",
+        type=_checks,
+        metavar="A,B",
+        help="only these checks (and the requests they need); default: every check",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 

@@ -38,7 +38,7 @@ from urllib.parse import unquote, urlsplit
 from ..testing import LoopbackServer, RecordedRequest, Response, sse_body, streamed
 from ..tool import Tool, tool
 from .context_personas import metadata_route
-from .kit import Persona, Said, Stream, Turn
+from .kit import Heard, Persona, Said, Stream
 from .messages_route import answer_messages
 from .ollama_route import OLLAMA_ROUTES, answer_ollama
 from .personas import XSS_IMG, XSS_SCRIPT, default_personas
@@ -56,7 +56,7 @@ __all__ = [
     "Persona",
     "Said",
     "Stream",
-    "Turn",
+    "Heard",
     "demo_tools",
 ]
 

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..testing import RecordedRequest, Response
 from ..tool import Tool
-from .kit import Persona, Said, Stream, Turn, count_words
+from .kit import Heard, Persona, Said, Stream, count_words
 
 __all__ = [
     "DEMO_LLAMA_BUILD",
@@ -79,7 +79,7 @@ def _tools_words(request: Mapping[str, Any]) -> int:
     return count_words(json.dumps(request.get("tools") or []))
 
 
-def _diligent(turn: Turn) -> Said:
+def _diligent(turn: Heard) -> Said:
     plan = turn.plan()
     return Said(None, plan) if plan else Said(turn.answer())
 
@@ -126,7 +126,7 @@ class OllamaTruncatesSilently(Persona):
         trimmed = {**request, "messages": kept}
         if not any(m.get("role") == "user" for m in kept):
             trimmed["messages"] = [*kept, {"role": "user", "content": ""}]
-        turn = Turn.parse(trimmed)
+        turn = Heard.parse(trimmed)
         turn.prompt_tokens = used
         if not turn.prompt.strip():
             said = Said("I have the text above, but I do not see a question about it.")
@@ -153,7 +153,7 @@ class LlamaContextError(Persona):
     owned_by = "llamacpp"
 
     def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Response | Stream:
-        turn = Turn.parse(request)
+        turn = Heard.parse(request)
         if turn.prompt_tokens > LLAMA_DEMO_CTX:
             return Response(
                 {
@@ -203,7 +203,7 @@ class CacheBreakingTemplate(Persona):
     owned_by = "vllm"
 
     def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Response | Stream:
-        turn = Turn.parse(request)
+        turn = Heard.parse(request)
         plan = turn.plan()
         thinking = turn.thinking(plan)
         said = (

@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .kit import Persona, Said, Turn
+from .kit import Heard, Persona, Said
 
 __all__ = [
     "AnswerInReasoning",
@@ -52,7 +52,7 @@ class GptOssRawHarmony(Persona):
     name = "gpt-oss-raw-harmony"
     owned_by = "sglang"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         analysis = f"<|channel|>analysis<|message|>{turn.thinking(plan)}<|end|>"
         if not plan:
@@ -82,7 +82,7 @@ class GptOssStrippedTokens(Persona):
     name = "gpt-oss-stripped-tokens"
     owned_by = "llamacpp"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         analysis = f"analysis{turn.thinking(plan)}"
         if plan:
@@ -115,14 +115,14 @@ class Qwen3CoderTextCalls(Persona):
     name = "qwen3-coder-text-calls"
     owned_by = "library"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         if not plan:
             return Said(turn.answer())
         return Said("\n".join(_qwen3_coder_call(n, a) for n, a in plan))
 
 
-def _mistral_id(turn: Turn, index: int) -> str:
+def _mistral_id(turn: Heard, index: int) -> str:
     """Nine alphanumeric characters, as Mistral's tokenizer requires of a call id."""
     digest = hashlib.sha256(f"{turn.digest}:{index}".encode()).hexdigest()
     return "".join(c for c in digest if c.isalpha())[:4] + digest[:5]
@@ -143,7 +143,7 @@ class MistralTextCalls(Persona):
     name = "mistral-text-calls"
     owned_by = "organization_owner"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         if not plan:
             return Said(turn.answer())
@@ -167,7 +167,7 @@ class MistralMlxTextCalls(Persona):
 
     name = "mistral-mlx-text-calls"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         if not plan:
             return Said(turn.answer())
@@ -198,7 +198,7 @@ class DraftThenCall(Persona):
     name = "draft-then-call"
     owned_by = "vllm"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         think = turn.thinking(plan)
         if plan:
@@ -227,14 +227,14 @@ class AnswerInReasoning(Persona):
     name = "answer-in-reasoning"
     owned_by = "organization_owner"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         think = turn.thinking(plan)
         if plan:
             return Said("", plan, reasoning_content=think)
         return Said("", reasoning_content=f"{think}\n\n{turn.answer()}")
 
-    def finish(self, turn: Turn, said: Said) -> dict[str, Any]:
+    def finish(self, turn: Heard, said: Said) -> dict[str, Any]:
         body = super().finish(turn, said)
         if not said.tool_calls and body["choices"][0]["finish_reason"] == "stop":
             body["usage"] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
@@ -258,12 +258,12 @@ class GatewayReasoningDetails(Persona):
 
     name = "gateway-reasoning-details"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         think = turn.thinking(plan)
         return Said(None if plan else turn.answer(), plan, reasoning_content=think)
 
-    def finish(self, turn: Turn, said: Said) -> dict[str, Any]:
+    def finish(self, turn: Heard, said: Said) -> dict[str, Any]:
         body = super().finish(turn, said)
         message = body["choices"][0]["message"]
         text = message.pop("reasoning_content", None)

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..agentic import AGENTIC_STEPS
 from ..testing import Response
-from .kit import Persona, Said, Stream, Turn
+from .kit import Heard, Persona, Said, Stream
 
 __all__ = [
     "AgentShapeTextCalls",
@@ -47,7 +47,7 @@ _STEP_ARGUMENTS = (r"[\w.+-]+@[\w-]+\.[\w.]+", r"CUS-\d+", r"ORD-\d+")
 _SHIPMENT = re.compile(r"carrier: (?P<carrier>[^;]+); tracking: (?P<tracking>[^;]+)")
 
 
-def agent_step(turn: Turn) -> Said | None:
+def agent_step(turn: Heard) -> Said | None:
     """The next move of a model that walks the agentic task's chain (`rig_nb.agentic`):
     each step's argument read from the result before it, then the answer; None when the
     request is not that task."""
@@ -69,7 +69,7 @@ def agent_step(turn: Turn) -> Said | None:
     )
 
 
-def _schema_format(turn: Turn) -> Mapping[str, Any] | None:
+def _schema_format(turn: Heard) -> Mapping[str, Any] | None:
     """The request's response_format when it asks for json_schema or json_object."""
     fmt = turn.request.get("response_format")
     if isinstance(fmt, dict) and fmt.get("type") in ("json_schema", "json_object"):
@@ -77,7 +77,7 @@ def _schema_format(turn: Turn) -> Mapping[str, Any] | None:
     return None
 
 
-def _object_for(turn: Turn, fmt: Mapping[str, Any]) -> str:
+def _object_for(turn: Heard, fmt: Mapping[str, Any]) -> str:
     """The JSON object a model writes for the request's schema (compact, deterministic)."""
     spec = fmt.get("json_schema")
     schema = spec.get("schema") if isinstance(spec, dict) else None
@@ -98,7 +98,7 @@ def _object_for(turn: Turn, fmt: Mapping[str, Any]) -> str:
     return json.dumps(value)
 
 
-def _thinking(turn: Turn) -> str:
+def _thinking(turn: Heard) -> str:
     return (
         f'Okay, the user asks: "{turn.prompt[:80]}". I will write the object the schema asks for.'
     )
@@ -120,7 +120,7 @@ class JsonInReasoningField(Persona):
     name = "vllm-json-in-reasoning"
     owned_by = "vllm"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         fmt = _schema_format(turn)
         if fmt is not None:
             return Said(None, reasoning=_object_for(turn, fmt))
@@ -154,7 +154,7 @@ class JsonInReasoningContent(Persona):
             return Response({"error": message}, status=400)
         return super().reply(request)
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         fmt = _schema_format(turn)
         if fmt is not None:
             return Said("", reasoning_content=f"{_thinking(turn)}\n{_object_for(turn, fmt)}")
@@ -182,7 +182,7 @@ class JsonThinkingOff(Persona):
     name = "vllm-json-thinking-off"
     owned_by = "vllm"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         fmt = _schema_format(turn)
         if fmt is not None:
             return Said(_object_for(turn, fmt))
@@ -208,7 +208,7 @@ class SchemaIgnored(Persona):
     name = "schema-ignored"
     owned_by = "organization_owner"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         fmt = _schema_format(turn)
         if fmt is not None:
             return Said(f"Here is the JSON:\n\n```json\n{_object_for(turn, fmt)}\n```")
@@ -235,7 +235,7 @@ class AgentShapeTextCalls(Persona):
     name = "agent-shape-text-calls"
     owned_by = "ollama"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         agent_shaped = len(turn.tools) >= _AGENT_TOOLS or len(turn.system) >= _AGENT_SYSTEM_CHARS
         if agent_shaped and turn.may_call and not turn.calls:
@@ -265,7 +265,7 @@ class FlakyAnswers(Persona):
         self._seen: Counter[str] = Counter()
         self._lock = threading.Lock()
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         with self._lock:
             self._seen[turn.digest] += 1
             count = self._seen[turn.digest]

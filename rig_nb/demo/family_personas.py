@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .kit import MarkupCalls, Persona, Said, Turn
+from .kit import Heard, MarkupCalls, Persona, Said
 
 __all__ = [
     "DeepSeekV31Tokens",
@@ -82,7 +82,7 @@ class Gemma4TextCalls(MarkupCalls):
     name = "gemma4-text-calls"
     owned_by = "vllm"
 
-    def reasoning(self, turn: Turn, plan: list[tuple[str, dict[str, Any]]]) -> str:
+    def reasoning(self, turn: Heard, plan: list[tuple[str, dict[str, Any]]]) -> str:
         return f"<|channel>thought\n{turn.thinking(plan)}<channel|>"
 
     def calls(self, plan: list[tuple[str, dict[str, Any]]]) -> str:
@@ -112,7 +112,7 @@ class DeepSeekV31Tokens(MarkupCalls):
     name = "deepseek-v31-tokens"
     owned_by = "vllm"
 
-    def reasoning(self, turn: Turn, plan: list[tuple[str, dict[str, Any]]]) -> str:
+    def reasoning(self, turn: Heard, plan: list[tuple[str, dict[str, Any]]]) -> str:
         return f"{turn.thinking(plan)}</think>"
 
     def calls(self, plan: list[tuple[str, dict[str, Any]]]) -> str:
@@ -150,7 +150,7 @@ class KimiCallsInReasoning(Persona):
     name = "kimi-calls-in-reasoning"
     owned_by = "vllm"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         think = turn.thinking(plan)
         if not plan:
@@ -175,7 +175,7 @@ class GptOssAnalysisRecipient(Persona):
     name = "gpt-oss-analysis-recipient"
     owned_by = "llamacpp"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         analysis = f"<|channel|>analysis<|message|>{turn.thinking(plan)}<|end|>"
         if not plan:
@@ -202,7 +202,7 @@ class GlmMarkupInToolName(Persona):
     name = "glm-markup-in-tool-name"
     owned_by = "vllm"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         if turn.calls:
             return Said("I could not use the tools here; please check the server's tool parser.")
         plan = turn.plan()

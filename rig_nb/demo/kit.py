@@ -1,6 +1,6 @@
 """What the demo personas share: reading a chat request, planning tool calls, building replies.
 
-A persona reads a request as a `Turn` (the last user message and the tool calls
+A persona reads a request as a `Heard` (the last user message and the tool calls
 and results since), decides what to say (`Said`), and `Persona.finish` turns
 that into a chat.completion body. Everything is a function of the request, so
 the same request always gets the same reply, streamed or not: the demo server
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..testing import Response, chat_reply
-from ..wire import REASONING_FIELDS
+from ..wire import REASONING_FIELDS, ToolSpec
 from .wording import answer_without_tools, count_words, deliberation, short, truncate_words
 
 __all__ = [
@@ -28,8 +28,7 @@ __all__ = [
     "Persona",
     "Said",
     "Stream",
-    "ToolSpec",
-    "Turn",
+    "Heard",
     "count_words",
     "short",
     "truncate_words",
@@ -58,14 +57,6 @@ def _number(text: str) -> int | float:
 
 
 @dataclass(frozen=True)
-class ToolSpec:
-    """A function tool offered in the request."""
-
-    name: str
-    parameters: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
 class PastCall:
     """A tool call made since the last user message, with the result sent back for it."""
 
@@ -79,8 +70,9 @@ class PastCall:
 
 
 @dataclass
-class Turn:
-    """What a persona reads from a request."""
+class Heard:
+    """What a persona heard: a request as it reads it (the last user message, the tool calls
+    made since, the tools offered)."""
 
     model: str
     system: str
@@ -95,7 +87,7 @@ class Turn:
     request: Mapping[str, Any] = field(repr=False)
 
     @classmethod
-    def parse(cls, request: Mapping[str, Any]) -> Turn:
+    def parse(cls, request: Mapping[str, Any]) -> Heard:
         """Read a chat completions request; `ValueError` says what is wrong with a bad one."""
         model = request.get("model")
         if not isinstance(model, str) or not model:
@@ -305,7 +297,14 @@ def _parse_tools(raw: Any) -> list[ToolSpec]:
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
             raise ValueError("each tool must be {'type': 'function', 'function': {'name': ...}}")
         params = fn.get("parameters")
-        specs.append(ToolSpec(fn["name"], params if isinstance(params, dict) else {}))
+        description = fn.get("description")
+        specs.append(
+            ToolSpec(
+                fn["name"],
+                description if isinstance(description, str) else "",
+                params if isinstance(params, dict) else {},
+            )
+        )
     return specs
 
 
@@ -355,16 +354,16 @@ class Persona:
     owned_by: str = "rig-nb-demo"
 
     def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Response | Stream:
-        turn = Turn.parse(request)
+        turn = Heard.parse(request)
         return self.finish(turn, self.respond(turn))
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         raise NotImplementedError
 
-    def call_id(self, turn: Turn, index: int, name: str) -> str:
+    def call_id(self, turn: Heard, index: int, name: str) -> str:
         return f"call_{turn.digest[:12]}_{index}"
 
-    def finish(self, turn: Turn, said: Said) -> dict[str, Any]:
+    def finish(self, turn: Heard, said: Said) -> dict[str, Any]:
         calls = [(n, a if isinstance(a, str) else json.dumps(a)) for n, a in said.tool_calls]
         used = sum(count_words(s) for s in (said.reasoning_content, said.reasoning, said.content))
         used += sum(count_words(a) for _, a in calls)
@@ -412,13 +411,13 @@ class MarkupCalls(Persona):
     `reasoning(turn, plan)` (a `<think>` block by default).
     """
 
-    def reasoning(self, turn: Turn, plan: list[tuple[str, dict[str, Any]]]) -> str:
+    def reasoning(self, turn: Heard, plan: list[tuple[str, dict[str, Any]]]) -> str:
         return f"<think>\n{turn.thinking(plan)}\n</think>\n\n"
 
     def calls(self, plan: list[tuple[str, dict[str, Any]]]) -> str:
         raise NotImplementedError
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         head = self.reasoning(turn, plan)
         return Said(head + (self.calls(plan) if plan else turn.answer()))

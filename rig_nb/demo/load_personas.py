@@ -17,7 +17,7 @@ from typing import Any
 
 from ..testing import Response
 from .evaluation_personas import agent_step
-from .kit import Persona, Said, Stream, Turn
+from .kit import Heard, Persona, Said, Stream
 
 __all__ = ["CrossedStreams", "load_personas"]
 
@@ -52,7 +52,7 @@ class CrossedStreams(Persona):
         self._arrived = 0
 
     def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Response | Stream:
-        turn = Turn.parse(request)
+        turn = Heard.parse(request)
         found = NONCE.findall(turn.prompt)
         if not found:
             return self.finish(turn, self._said(turn, ""))
@@ -69,7 +69,7 @@ class CrossedStreams(Persona):
             del self._in_flight[key]
         return self.finish(turn, self._said(turn, others[0] if others else own))
 
-    def _said(self, turn: Turn, marker: str) -> Said:
+    def _said(self, turn: Heard, marker: str) -> Said:
         said = agent_step(turn)
         if said is None:
             plan = turn.plan()
@@ -83,7 +83,7 @@ class CrossedStreams(Persona):
         content = f"{said.content} (ref {marker})" if said.content else said.content
         return Said(content, calls)
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         return self._said(turn, "")
 
 

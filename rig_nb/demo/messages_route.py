@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..testing import Response, sse_body
-from ..wire.messages_serve import (
+from ..wire.messages.serve import (
     bad_signature,
     chat_request,
     error_body,

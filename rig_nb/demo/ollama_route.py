@@ -2,7 +2,7 @@
 `GET /api/tags`, `GET /api/version`, `POST /api/show` beside it.
 
 Personas speak chat completions. The request is converted to the chat body a persona
-reads (`rig_nb.wire.ollama_serve`), the persona answers as on `/chat/completions`, and
+reads (`rig_nb.wire.ollama.serve`), the persona answers as on `/chat/completions`, and
 its reply (a recorded stream assembled first) goes back as Ollama's reply object or
 NDJSON lines, in this one place for every persona. Errors are the persona's own status
 with Ollama's `{"error": "text"}` body, never streamed. An `ollama-*` persona's reply is
@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..testing import Response
-from ..wire.ollama_serve import chat_request, error_body, ndjson_body, ollama_lines, ollama_reply
+from ..wire.ollama.serve import chat_request, error_body, ndjson_body, ollama_lines, ollama_reply
 from .context_personas import DEMO_OLLAMA_VERSION
 from .kit import Persona
 from .wire_route import Pace, asked, completion_of

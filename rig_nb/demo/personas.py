@@ -21,7 +21,7 @@ from .context_personas import context_personas
 from .dialect_personas import dialect_personas
 from .evaluation_personas import agent_step, evaluation_personas
 from .family_personas import family_personas
-from .kit import MarkupCalls, Persona, Said, Stream, Turn, count_words, short
+from .kit import Heard, MarkupCalls, Persona, Said, Stream, count_words, short
 from .load_personas import load_personas
 from .reasoning_personas import reasoning_personas
 
@@ -44,7 +44,7 @@ class WellBehaved(Persona):
     name = "well-behaved"
     owned_by = "vllm"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         step = agent_step(turn)  # the agentic scenario: one dependent step at a time
         if step is not None:
             return step
@@ -67,7 +67,7 @@ class Qwen3NoParser(Persona):
     name = "qwen3-no-parser"
     owned_by = "vllm"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         think = turn.thinking(plan) + "\n</think>\n\n"
         return Said(think, plan) if plan else Said(think + turn.answer())
@@ -88,7 +88,7 @@ class R1JsonSketch(Persona):
     name = "r1-json-sketch"
     owned_by = "vllm"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         if plan:
             return Said(f"<think>\n{turn.thinking(plan)}\n</think>", plan)
@@ -137,7 +137,7 @@ class BudgetThink(Persona):
     owned_by = "vllm"
     think_words = 600
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         parts = [turn.thinking(plan)]
         words = count_words(parts[0])
@@ -162,7 +162,7 @@ class ReasoningField(Persona):
     name = "reasoning-field"
     owned_by = "vllm"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         options = turn.request.get("chat_template_kwargs")
         if not plan and isinstance(options, dict) and options.get("enable_thinking") is False:
@@ -185,7 +185,7 @@ class OllamaReasoning(Persona):
     name = "ollama-reasoning"
     owned_by = "library"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         think = turn.thinking(plan)
         if plan:
@@ -234,12 +234,12 @@ class ToolSpinner(Persona):
     sane_rounds = 3
 
     def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Response | Stream:
-        turn = Turn.parse(request)
+        turn = Heard.parse(request)
         if turn.tools and turn.tool_choice == "required":
             return Response({"error": {"message": "Internal Server Error"}}, status=500)
         return self.finish(turn, self.respond(turn))
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         if not turn.may_call or turn.tool_choice is None:
             if turn.tools:
                 return Said(f"To answer this I would call {turn.tools[0].name}.")
@@ -252,10 +252,10 @@ class ToolSpinner(Persona):
             return Said(None, [(spec.name, args)])
         return Said(None, [(spec.name, json.dumps(args)[:-1] + ",")])
 
-    def call_id(self, turn: Turn, index: int, name: str) -> str:
+    def call_id(self, turn: Heard, index: int, name: str) -> str:
         return f"call__{index}_{name}_cmpl-{uuid.UUID(turn.digest[:32])}"
 
-    def finish(self, turn: Turn, said: Said) -> dict[str, Any]:
+    def finish(self, turn: Heard, said: Said) -> dict[str, Any]:
         body = super().finish(turn, said)
         message = body["choices"][0]["message"]
         if message.get("tool_calls"):
@@ -277,7 +277,7 @@ class HtmlInjector(Persona):
 
     name = "html-injector"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = [
             (n, {k: f"{v}{XSS_IMG}" if isinstance(v, str) else v for k, v in a.items()})
             for n, a in turn.plan()

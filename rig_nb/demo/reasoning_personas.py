@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..testing import Response
-from .kit import Persona, Said, Stream, Turn, count_words
+from .kit import Heard, Persona, Said, Stream, count_words
 
 __all__ = [
     "DeepSeekThinkingTools",
@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-def _tool_turns(turn: Turn) -> list[tuple[int, Mapping[str, Any]]]:
+def _tool_turns(turn: Heard) -> list[tuple[int, Mapping[str, Any]]]:
     """(index, message) of each assistant turn with tool calls in the request."""
     messages = turn.request.get("messages") or []
     return [
@@ -62,7 +62,7 @@ class DeepSeekThinkingTools(Persona):
     owned_by = "deepseek"
 
     def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Response | Stream:
-        turn = Turn.parse(request)
+        turn = Heard.parse(request)
         for index, message in _tool_turns(turn):
             if not isinstance(message.get("reasoning_content"), str):
                 return Response(
@@ -79,7 +79,7 @@ class DeepSeekThinkingTools(Persona):
                 )
         return self.finish(turn, self.respond(turn))
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         thinking = turn.thinking(plan)
         if plan:
@@ -105,7 +105,7 @@ class VllmReadsReasoning(Persona):
     owned_by = "vllm"
 
     def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Response | Stream:
-        turn = Turn.parse(request)
+        turn = Heard.parse(request)
         body = self.finish(turn, self.respond(turn))
         read = sum(count_words(_reasoning(m)) for _, m in _tool_turns(turn))
         usage = body["usage"]
@@ -113,7 +113,7 @@ class VllmReadsReasoning(Persona):
         usage["total_tokens"] += read
         return body
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         turns = _tool_turns(turn)
         if turns and not all(_reasoning(m).strip() for _, m in turns):
             last = turn.calls[-1].result if turn.calls else ""
@@ -151,7 +151,7 @@ class HonorsThinkingSwitch(Persona):
     owned_by = "vllm"
 
     def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Response | Stream:
-        turn = Turn.parse(request)
+        turn = Heard.parse(request)
         said = self.respond(turn)
         if _thinking_off(request):
             said = Said(said.content, said.tool_calls)
@@ -161,7 +161,7 @@ class HonorsThinkingSwitch(Persona):
             body["usage"]["completion_tokens_details"] = details
         return body
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         thinking = turn.thinking(plan)
         return (
@@ -185,7 +185,7 @@ class IgnoresThinkingSwitch(Persona):
     name = "ignores-thinking-switch"
     owned_by = "organization_owner"
 
-    def respond(self, turn: Turn) -> Said:
+    def respond(self, turn: Heard) -> Said:
         plan = turn.plan()
         thinking = turn.thinking(plan)
         if plan:

@@ -44,7 +44,7 @@ else:
 from ..errors import BackendError
 from ..testing import Response
 from ..wire import REASONING_FIELDS, StreamAssembler
-from .kit import Persona, Stream, Turn
+from .kit import Heard, Persona, Stream
 
 __all__ = ["Exchange", "ReplayPersona", "load_recording", "recorded_personas"]
 
@@ -232,7 +232,7 @@ def _body_of(events: tuple[Any, ...]) -> dict[str, Any]:
             [{"type": "reasoning.text", "text": text}] if field == "reasoning_details" else text
         )
     if reply.tool_calls:
-        message["tool_calls"] = reply.tool_calls
+        message["tool_calls"] = [c.as_chat() for c in reply.tool_calls]
     choice = {"index": 0, "message": message, "finish_reason": reply.finish_reason or None}
     body = {**head, "object": "chat.completion", "choices": [choice]}
     if usage is not None:
@@ -279,7 +279,7 @@ class ReplayPersona(Persona):
         return _prefer([ex for ex in at_or_before if ex.position == last], streaming)
 
     def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Response | Stream:
-        turn = Turn.parse(request)  # a malformed request is refused as by every persona
+        turn = Heard.parse(request)  # a malformed request is refused as by every persona
         ex = self.match(request)
         if ex.events is not None and ex.status == 200:
             if turn.streaming:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..testing import Response, sse_body
-from ..wire.responses_serve import chat_request, response_events, response_object
+from ..wire.responses.serve import chat_request, response_events, response_object
 from .kit import Persona, Stream
 from .wire_route import Pace, asked, completion_of, openai_error
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..testing import Response
 from ..wire import StreamAssembler
-from .kit import Persona, Stream, Turn
+from .kit import Heard, Persona, Stream
 
 __all__ = ["Asked", "Pace", "assembled", "asked", "completion_of", "openai_error"]
 
@@ -67,7 +67,7 @@ class Asked:
 
     body: dict[str, Any]
     chat: dict[str, Any]
-    turn: Turn
+    turn: Heard
     persona: Persona | None  # None: no persona of that name
 
 
@@ -92,7 +92,7 @@ def asked(
         return error(400, refused)
     try:
         chat = to_chat(body)
-        turn = Turn.parse(chat)
+        turn = Heard.parse(chat)
     except ValueError as exc:
         return error(400, str(exc))
     return Asked(body, chat, turn, personas.get(turn.model))

@@ -15,27 +15,37 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from .turns import Request
+from .turns import Call, Request
 
 if TYPE_CHECKING:
     import httpx
     import openai
 
-__all__ = ["HTTPStatusFailure", "Reader", "Reply", "SdkWire", "Sender", "Wire", "json_or_none"]
+    from ..servers import Server
+
+__all__ = [
+    "HTTPStatusFailure",
+    "Reader",
+    "Reply",
+    "SdkWire",
+    "Sender",
+    "Wire",
+    "json_or_none",
+    "profile_of",
+]
 
 
 @dataclass
 class Reply:
     """A reply as the loop acts on it, whatever the wire, and what identifies the server.
 
-    `tool_calls` are chat-shaped (`{"id", "type", "function": {"name", "arguments"}}`),
-    whatever the wire sent."""
+    `tool_calls` are `Call`s, whatever the wire sent."""
 
     content: str = ""
     reasoning: str = ""
     reasoning_field: str = ""
     finish_reason: str = ""
-    tool_calls: list[Any] = field(default_factory=list)
+    tool_calls: list[Call] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
     # What the server says about its own work (Iteration.server_timings).
     server_timings: dict[str, float] = field(default_factory=dict)
@@ -99,6 +109,15 @@ class HTTPStatusFailure(Exception):
         self.status_code = response.status_code
 
 
+def profile_of(server: Server | str) -> Server:
+    """`server` as a profile: a kind's name is looked up (the base profile when unknown)."""
+    if isinstance(server, str):
+        from ..servers import profile
+
+        return profile(server)
+    return server
+
+
 def json_or_none(content: bytes) -> Any:
     """`content` as JSON, or None when it is not JSON."""
     try:
@@ -111,7 +130,8 @@ class Wire:
     """One wire. A subclass names its route and its parts: `render` (a Request as its
     body), `parse_body` (a reply's bytes as a Reply), `reader_type` and `read_events` (a
     stream read into a Reply by a reader of that type), `thinking` (the fields `thinking`
-    maps to on a server kind); everything else has the defaults most wires share."""
+    maps to on a server, for wires whose switch is the server's); everything else has the
+    defaults most wires share."""
 
     name: ClassVar[str]
     # The request route under the wire's root, and the model list's.
@@ -131,7 +151,6 @@ class Wire:
     parse_body: staticmethod[[bytes], Reply]
     reader_type: ClassVar[type[Reader]]
     read_events: staticmethod[..., Reply]
-    thinking: staticmethod[[bool | str | int | None, str], dict[str, Any]]
 
     def __repr__(self) -> str:
         return f"<wire {self.name}: {self.route}>"
@@ -166,18 +185,26 @@ class Wire:
         stream's terminal event; `on_event(grew)` after each. The finished Reply."""
         return self.read_events(chunks, reader, on_event)
 
-    def thinking_fields(self, thinking: bool | str | int | None, kind: str) -> dict[str, Any]:
-        """The request fields `thinking` maps to on a server of `kind` ({} when none)."""
-        return self.thinking(thinking, kind)
+    def thinking_fields(
+        self, thinking: bool | str | int | None, server: Server | str
+    ) -> dict[str, Any]:
+        """The request fields `thinking` maps to on `server` (a profile, or a kind's name)
+        ({} when none): the server's own on the chat-shaped wires; a wire with a switch of
+        its own overrides this. ValueError for a `thinking` that is not one."""
+        from .thinking import check_thinking
+
+        check_thinking(thinking)
+        return profile_of(server).thinking_fields(thinking)
 
     def held(self, fields: dict[str, Any], max_tokens: int) -> dict[str, Any]:
         """The mapped thinking `fields` as a request of `max_tokens` sends them (a wire
         whose budget must stay under the output limit holds it there)."""
         return fields
 
-    def replay_field(self, kind: str) -> str:
-        """The field this wire sends an assistant turn's reasoning back in on `kind`."""
-        return "reasoning_content"
+    def replay_field(self, server: Server | str) -> str:
+        """The field this wire sends an assistant turn's reasoning back in on `server` (a
+        profile, or a kind's name)."""
+        return profile_of(server).replay_field
 
     def parse_models(self, content: bytes) -> list[dict[str, Any]]:
         """The entries of the model list (`data`), empty when the body is not one."""

@@ -1,12 +1,12 @@
-"""Reasoning across turns on the chat wire: the thinking switch per server kind, and replay.
+"""Reasoning across turns: the thinking switch as sent, and replay.
 
-`thinking_fields(thinking, kind)` maps `RunRequest.thinking` to the request fields the
-server kind reads (DESIGN.md, "Reasoning across turns"); `with_thinking` merges them
-under the caller's `extra_body`, whose keys win, and returns what was really sent.
-`replay_field` picks the field an assistant turn's reasoning goes back in (a `Turn`
-puts it there). Servers read reasoning back under other names than
-they write it: vLLM >= 0.20 reads only `reasoning` (vllm-project/vllm#38488),
-llama.cpp and DeepSeek `reasoning_content`; MiniMax's template reads `<think>` inline.
+A server kind's profile (`rig_nb.servers`) maps `RunRequest.thinking` to the fields it
+reads on the chat-shaped wires (DESIGN.md, "Reasoning across turns"); `with_thinking`
+merges them under the caller's `extra_body`, whose keys win, and returns what was really
+sent. `replay_field` picks the field an assistant turn's reasoning goes back in (a
+`Turn` puts it there). Servers read reasoning back under other names than they write it:
+vLLM >= 0.20 reads only `reasoning` (vllm-project/vllm#38488), llama.cpp and DeepSeek
+`reasoning_content`; MiniMax's template reads `<think>` inline.
 """
 
 from __future__ import annotations
@@ -15,33 +15,24 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..servers import SERVER_KINDS
-
 __all__ = [
     "REPLAY_FIELDS",
     "applied_template",
     "REPLAY_MODES",
-    "SERVER_KINDS",
     "THINKING_EFFORTS",
     "check_replay",
     "check_thinking",
     "describe_sent",
     "inline_reasoning",
-    "input_field",
     "needs_kind",
     "replay_field",
     "replays",
-    "thinking_fields",
     "with_thinking",
 ]
 
 THINKING_EFFORTS = ("low", "medium", "high")
 REPLAY_MODES = ("none", "tool_turns", "all")
 REPLAY_FIELDS = ("auto", "reasoning_content", "reasoning", "thinking", "content")
-_TEMPLATE_KINDS = frozenset({"vllm", "sglang"})
-_EFFORT_KINDS = frozenset({"ollama", "lm-studio", "litellm", "openai"})
-# Kinds that read a replayed reasoning as `reasoning`; every other reads `reasoning_content`.
-_READS_REASONING = frozenset({"vllm", "ollama"})
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 # Names one switch goes by (top level, or inside chat_template_kwargs): a caller who sets
 # any of them gets none of the others from the mapping. `reasoning` is the Responses
@@ -86,39 +77,6 @@ def check_replay(mode: Any, field: Any) -> None:
         )
 
 
-def thinking_fields(thinking: bool | str | int | None, kind: str) -> dict[str, Any]:
-    """The request fields `thinking` maps to on a server of `kind` ({} when nothing is sent).
-
-    A token budget goes out only where the server kind takes one (llama.cpp, vLLM,
-    SGLang); elsewhere it is not sent.
-    """
-    check_thinking(thinking)
-    if thinking is None:
-        return {}
-    effort: str | None = None
-    if isinstance(thinking, str):
-        effort, on = thinking, True
-    elif isinstance(thinking, bool):
-        on = thinking
-    else:
-        if kind == "llama.cpp":
-            return {"thinking_budget_tokens": thinking}
-        if kind in _TEMPLATE_KINDS:
-            return {"thinking_token_budget": thinking}
-        return {}
-    if kind in _EFFORT_KINDS:
-        return {"reasoning_effort": effort or ("medium" if on else "none")}
-    if kind in _TEMPLATE_KINDS:
-        fields: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": on, "thinking": on}}
-    else:  # llama.cpp and the generic mapping
-        fields = {"chat_template_kwargs": {"enable_thinking": on}}
-        if not on:
-            fields["reasoning_effort"] = "none"
-    if effort is not None:
-        fields["reasoning_effort"] = effort
-    return fields
-
-
 def with_thinking(
     mapped: Mapping[str, Any], extra: Mapping[str, Any]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -154,11 +112,6 @@ def describe_sent(sent: Mapping[str, Any]) -> str:
         else:
             names.append(key)
     return ", ".join(names)
-
-
-def input_field(kind: str) -> str:
-    """The field a server of `kind` reads an assistant turn's reasoning from."""
-    return "reasoning" if kind in _READS_REASONING else "reasoning_content"
 
 
 def replays(mode: str, has_calls: bool) -> bool:

@@ -9,10 +9,13 @@ shape for every wire (`Turn.as_message`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
+
+from .text import clean
 
 __all__ = ["Call", "Request", "ToolSpec", "Turn", "turns_of"]
 
@@ -21,11 +24,42 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 @dataclass(frozen=True)
 class Call:
-    """A tool call as made: its id, the function's name, and its arguments as JSON text."""
+    """A tool call as made: its id, the function's name, and its arguments as JSON text.
+
+    A reply's calls are Calls on every wire: `id` "" when the server sent none, `name` ""
+    when the call cannot be executed (no function name, a tool type that is not a function).
+    """
 
     id: str
     name: str
     arguments: str
+
+    @classmethod
+    def made(cls, id: Any, name: Any, arguments: Any) -> Call:
+        """A call from a server's fields as decoded: strings cleaned (lone surrogates as
+        U+FFFD), anything else ""; arguments sent as an object are JSON-encoded."""
+        if isinstance(arguments, str):
+            text = clean(arguments)
+        elif arguments is None:
+            text = ""
+        else:
+            try:
+                text = json.dumps(arguments)  # some servers send an object, not a string
+            except (TypeError, ValueError, RecursionError):
+                text = ""
+        return cls(
+            clean(id) if isinstance(id, str) else "",
+            clean(name) if isinstance(name, str) else "",
+            text,
+        )
+
+    def as_chat(self) -> dict[str, Any]:
+        """The call in chat completions' shape (how the trace shows every wire's calls)."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
 
 
 @dataclass(frozen=True)
@@ -63,14 +97,7 @@ class Turn:
         if self.role != "assistant":
             return message
         if self.calls:
-            message["tool_calls"] = [
-                {
-                    "id": c.id,
-                    "type": "function",
-                    "function": {"name": c.name, "arguments": c.arguments},
-                }
-                for c in self.calls
-            ]
+            message["tool_calls"] = [c.as_chat() for c in self.calls]
         if self.reasoning and self.reasoning_field:
             if self.reasoning_field == "content":
                 message["content"] = self.inline_text()

@@ -1,0 +1,89 @@
+"""llama.cpp: llama-server (C++) and llama-cpp-python's server.
+
+Recognised by the model list's owner (`llamacpp`; `me` for llama-cpp-python), a reply's
+top-level `timings` or its `b<build>-<hash>` fingerprint, or a `server` header naming
+llama.cpp. Thinking: `chat_template_kwargs.enable_thinking`, `reasoning_effort: "none"`
+for off, a budget as `thinking_budget_tokens`; reasoning goes back as
+`reasoning_content`. `/props` gives the build and the per-slot context; the template
+renders on request at `/apply-template`. Its grammar engine (json-schema-to-grammar)
+matches a `pattern` whole and builds no grammar for what it cannot read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+from .base import BASE, Ask, Facts, SchemaDialect, Thinking, dig, window
+
+__all__ = ["LLAMA_CPP"]
+
+_FINGERPRINT = re.compile(r"^b\d+-[0-9a-f]+")
+
+
+def _reply_says(reply: Any) -> bool:
+    return "timings" in reply.top_level or bool(_FINGERPRINT.match(reply.system_fingerprint))
+
+
+def _headers_say(headers: Mapping[str, str]) -> bool:
+    return "llama.cpp" in headers.get("server", "").lower()
+
+
+def _facts(ask: Ask, model: str, listed: Mapping[str, Any], headers: Mapping[str, str]) -> Facts:
+    props = ask(f"/props?model={quote(model, safe='')}", None)
+    per_slot = window(dig(props, "default_generation_settings", "n_ctx"))
+    return Facts(
+        dig(props, "build_info"), per_slot if per_slot is not None else window(dig(props, "n_ctx"))
+    )
+
+
+LLAMA_CPP = BASE.derive(
+    "llama.cpp",
+    owners=frozenset({"llamacpp", "me"}),
+    headers_say=_headers_say,
+    reply_says=_reply_says,
+    thinking=Thinking(("enable_thinking",), effort_off=True, budget_key="thinking_budget_tokens"),
+    facts=_facts,
+    template_route="/apply-template",
+    schema_dialect=SchemaDialect(anchors_patterns=True),
+    texts={
+        "tool_choice_auto": "start llama-server with --jinja, and a chat template with tool "
+        "support (--chat-template-file, e.g. models/templates/ in the llama.cpp tree) if the "
+        "model's lacks it",
+        "native_call_hygiene": "llama-server's parser misread this family's call markup: run "
+        "with --jinja and the model's own chat template (--chat-template-file) and update "
+        "llama.cpp; rig_nb feeds such calls back as errors instead of running them",
+        "reasoning_location": "start llama-server with --jinja --reasoning-format deepseek (or "
+        'send "reasoning_format": "deepseek" per request); do not use --skip-chat-parsing',
+        "leak_dialects:harmony": "start llama-server with --jinja and gpt-oss's own chat template",
+        "reasoning_tokens_reported": "llama-server does not report reasoning_tokens "
+        "(ggml-org/llama.cpp#27971): the reasoning budget is not counted separately",
+        "concurrency": "llama-server runs -np N requests at once (--parallel; each slot gets "
+        "ctx-size/N of the context, so raise -c with it); with -np 1 every agent waits its turn",
+        "concurrency:crossed": "llama-server mixed concurrent requests' replies: update "
+        "llama.cpp; until then -np 1 keeps streams apart",
+        "reasoning_replay": "start llama-server with --jinja and --reasoning-preserve (see "
+        "/props: supports_preserve_reasoning) and a chat template that renders "
+        "reasoning_content of assistant turns; for templates that read <think> inline, "
+        'RunRequest(reasoning_field="content")',
+        "thinking_switch": "llama-server's --reasoning on|off and --reasoning-budget override "
+        "the per-request switch (ggml-org/llama.cpp PR#27221): start it with "
+        "--reasoning-budget 0 to turn thinking off",
+        "structured_output": "llama-server applies response_format json_schema as a grammar: "
+        "update it, and do not combine it with a custom grammar",
+        "context_window": "llama-server splits -c across its -np slots: one request holds -c / "
+        "-np tokens; raise -c or lower -np",
+        "prefix_cache": "llama-server reuses a slot's cached prefix only when the new prompt "
+        "extends it: use a chat template that renders earlier turns unchanged (keep earlier "
+        "reasoning: --reasoning-preserve, or a template that renders reasoning_content), keep "
+        "the system prompt fixed, and enough context per slot (-c / -np)",
+        "api_parity:responses": "llama-server converts /v1/responses to chat internally: it "
+        "reports every reply as completed (no incomplete at the budget) and prefixes call ids "
+        'with call_; prefer api="chat" where endings matter',
+        "api_parity:messages": "llama-server converts /v1/messages to chat internally, and older "
+        'builds ignore thinking: {"type": "disabled"} (llama.cpp PR#21470): prefer the wire '
+        "whose row is clean, or update llama-server",
+    },
+)

@@ -1,0 +1,45 @@
+"""SGLang.
+
+Recognised by the model list's owner (`sglang`). Thinking as vLLM's (`chat_template_kwargs`
+`enable_thinking` and `thinking`, a budget as `thinking_token_budget`);
+`/get_server_info` gives the version and the context length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .base import BASE, Ask, Facts, Thinking, dig, listed_window, window
+
+__all__ = ["SGLANG"]
+
+
+def _facts(ask: Ask, model: str, listed: Mapping[str, Any], headers: Mapping[str, str]) -> Facts:
+    info = ask("/get_server_info", None)
+    stated = window(dig(info, "context_length"))
+    return Facts(dig(info, "version"), stated if stated is not None else listed_window(listed))
+
+
+SGLANG = BASE.derive(
+    "sglang",
+    owners=frozenset({"sglang"}),
+    thinking=Thinking(
+        ("enable_thinking", "thinking"), effort_off=False, budget_key="thinking_token_budget"
+    ),
+    facts=_facts,
+    texts={
+        "tool_choice_auto": "start SGLang with --tool-call-parser <parser for the model>",
+        "reasoning_location": "start SGLang with --reasoning-parser <parser for the model>",
+        "concurrency": "SGLang runs at most --max-running-requests at once: raise it if "
+        "requests queue",
+        "reasoning_replay": "the model's template drops earlier reasoning: send "
+        "chat_template_kwargs.preserve_thinking: true where the template supports it (Qwen3.6)",
+        "thinking_switch": "start SGLang with the model's --reasoning-parser, and check that its "
+        "template reads chat_template_kwargs.enable_thinking",
+        "context_window": "start SGLang with a larger --context-length",
+        "prefix_cache": "keep RadixAttention on (no --disable-radix-cache); a template that "
+        "drops earlier reasoning re-renders the history: chat_template_kwargs.preserve_thinking: "
+        "true",
+    },
+)

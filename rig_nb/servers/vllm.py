@@ -1,0 +1,76 @@
+"""vLLM.
+
+Recognised by the model list's owner (`vllm`). Thinking: `chat_template_kwargs`
+`enable_thinking` and `thinking` (templates read either), a budget as
+`thinking_token_budget`; reasoning goes back as `reasoning` (vllm-project/vllm#27752
+renamed `reasoning_content`, #33402 removed it: vLLM >= 0.20 reads `reasoning` only,
+vllm#38488). `/version` gives the version, the model list's `max_model_len` the window.
+Its structured-outputs backends hold `$ref`, `pattern` and `format` in `response_format`;
+tool arguments are constrained only with `strict` (vllm#49661).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .base import BASE, Ask, Facts, SchemaDialect, Thinking, dig, listed_window
+
+__all__ = ["VLLM"]
+
+
+def _facts(ask: Ask, model: str, listed: Mapping[str, Any], headers: Mapping[str, str]) -> Facts:
+    return Facts(dig(ask("/version", None), "version"), listed_window(listed))
+
+
+VLLM = BASE.derive(
+    "vllm",
+    owners=frozenset({"vllm"}),
+    thinking=Thinking(
+        ("enable_thinking", "thinking"), effort_off=False, budget_key="thinking_token_budget"
+    ),
+    replay_field="reasoning",
+    facts=_facts,
+    schema_dialect=SchemaDialect(),
+    texts={
+        "tool_choice_auto": "start vLLM with --enable-auto-tool-choice --tool-call-parser "
+        "<parser for the model> (hermes for Qwen and Hermes, mistral, llama3_json, openai for "
+        "gpt-oss, ...)",
+        "native_call_hygiene": "the server's tool-call parser misread this family's call "
+        "markup: pick the --tool-call-parser made for the model (glm45, qwen3_coder, "
+        "minimax_m2, kimi_k2, ...) and update vLLM; rig_nb feeds such calls back as errors "
+        "instead of running them",
+        "reasoning_location": "start vLLM with --reasoning-parser <parser for the model> "
+        "(deepseek_r1, qwen3, openai_gptoss, ...) so reasoning moves to the reasoning field",
+        "leak_dialects:harmony": "serve gpt-oss with vLLM's harmony support (--reasoning-parser "
+        "openai_gptoss --tool-call-parser openai --enable-auto-tool-choice)",
+        "reasoning_tokens_reported": "vLLM reports reasoning_tokens only in recent versions: "
+        "upgrade to count the reasoning budget",
+        "concurrency": "vLLM batches at most --max-num-seqs sequences (and "
+        "--max-num-batched-tokens per step): raise them if requests queue, within the KV-cache "
+        "memory",
+        "concurrency:crossed": "vLLM's tool-call parser mixed concurrent requests "
+        "(vllm-project/vllm#48089, PR#49249): update vLLM; until then --max-num-seqs 1 keeps "
+        "streams apart",
+        "reasoning_replay": "vLLM >= 0.20 reads an assistant turn's reasoning only from "
+        "`reasoning` (vllm-project/vllm#38488) and the model's template must render it: for "
+        "Qwen3.6 send chat_template_kwargs.preserve_thinking: true (extra_body); "
+        'RunRequest(reasoning_field="reasoning")',
+        "thinking_switch": "vLLM still emits reasoning with enable_thinking: false for some "
+        "templates (vllm-project/vllm#40816): start it with the model's --reasoning-parser so "
+        "reasoning stays in its field, or set --default-chat-template-kwargs",
+        "structured_output": "vLLM applies response_format through its structured-outputs "
+        "backend: check that it is not disabled (--structured-outputs-config)",
+        "structured_output:reasoning": "the JSON went to the reasoning field: update vLLM past "
+        "vllm#48863, or send thinking off (chat_template_kwargs enable_thinking false) with "
+        "structured requests",
+        "context_window": "start vLLM with a larger --max-model-len (the model's limit and "
+        "memory allow)",
+        "prefix_cache": "start vLLM with --enable-prefix-caching; a template that drops earlier "
+        "reasoning (Qwen3) re-renders the history: send chat_template_kwargs.preserve_thinking: "
+        "true where the template takes it",
+        "api_parity:responses": "vLLM's Responses route parses reasoning and tool calls apart "
+        "from chat (vllm#36435, vllm#43395): start it with the same --reasoning-parser and "
+        "--tool-call-parser, and prefer the wire whose row is clean",
+    },
+)
