@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import forced as F
 import pytest
-from vllm_server import MAX_MODEL_LEN, MODEL, VllmServer
+from vllm_server import END_THINK_ID, MAX_MODEL_LEN, MODEL, VllmServer
 
 from rig_nb import Client, IterationLimitError, NoToolCallingError, RunRequest
 
@@ -152,3 +152,33 @@ def test_a_forced_call_and_a_repeated_long_prefix_report_cached_tokens(client: C
     assert cached % 128 == 0 and cached > first - 128
     assert trace.prefix_reuse == [None, min(1.0, cached / first)]
     assert not any(it.context_cut for it in trace.iterations)
+
+
+def test_the_reasoning_the_loop_sends_back_is_read_as_reasoning(client: Client) -> None:
+    # Each reply: reasoning, then a forced call. The loop sends the first reply's reasoning
+    # back in `reasoning` (rig_nb's replay field for vLLM); the template renders it, so the
+    # second prompt is longer than when nothing is sent back.
+    text = F.REASONING + "</think>\n\n" + F.CALL_TEXT
+    extra = {**F.exactly(text), "logit_bias": {str(END_THINK_ID): 100}}
+    second = {}
+    for replay in ("tool_turns", "none"):
+        request = RunRequest(
+            MODEL,
+            96,
+            prompt=F.WEATHER_PROMPT,
+            tools=[F.weather_tool()],
+            thinking=True,
+            max_iterations=2,
+            reasoning_replay=replay,
+            extra_body=extra,
+        )
+        trace = client.run_trace(request)
+        assert isinstance(trace.exception, IterationLimitError), trace.error
+        one, two = trace.iterations
+        assert (one.reasoning_content, one.reasoning_field) == (F.REASONING, "reasoning")
+        assert [c.name for c in one.tool_calls] == ["get_weather"]
+        echoed = two.messages[1]
+        assert echoed.get("reasoning") == (F.REASONING if replay == "tool_turns" else None)
+        assert one.replayed == ("reasoning" if replay == "tool_turns" else "")
+        second[replay] = two.usage["prompt_tokens"]
+    assert second["tool_turns"] > second["none"] + 8, second

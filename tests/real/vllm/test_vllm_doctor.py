@@ -18,11 +18,13 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
+import forced as F
 import httpx
 import pytest
 from vllm_server import (
     MAX_MODEL_LEN,
     MODEL,
+    TIMEOUT_S,
     VENV_PYTHON,
     VLLM_VERSION,
     VllmServer,
@@ -34,6 +36,7 @@ import rig_nb.capabilities
 from rig_nb import Client
 from rig_nb.capabilities.concurrency import concurrency_check
 from rig_nb.capabilities.doctor import EndpointReport, endpoint_report
+from rig_nb.compare import Endpoint, Scenario, compare, summarize
 from rig_nb.probe import PROBE_MAX_TOKENS, PROBE_TOOL
 from rig_nb.record import record_one
 from rig_nb.wire import Request, Turn
@@ -151,6 +154,25 @@ def test_four_probes_of_the_same_length_run_in_parallel(client: Client, vllm: Vl
     print(verdict, "|", evidence)
     assert verdict.startswith(("parallel", "partly parallel")), evidence
     assert "0 failed" in evidence
+
+
+def test_compare_over_load_one_and_four_shows_the_batching(vllm: VllmServer) -> None:
+    # The same forced reply at every copy, so the loads compare like with like.
+    scenario = Scenario(
+        "forced",
+        prompt="What is the capital of France?",
+        max_tokens=32,
+        extra_body=F.exactly("The capital of France is Paris, a city on the Seine."),
+    )
+    endpoint = Endpoint(SERVER, vllm.base_url, MODEL)
+    df = compare([endpoint], scenarios=[scenario], load=(1, 4), timeout=TIMEOUT_S, progress=False)
+    table = summarize(df)
+    print(table.round(3).to_string())
+    assert list(table["load"]) == [1, 4] and list(table["runs"]) == [1, 4]
+    assert list(table["ok"]) == [1, 4] and set(df["outcome"]) == {"ok"}
+    alone, loaded = table["output_tokens_per_s"]
+    # Four copies decode in one batch: serialized, they would give the lone rate.
+    assert loaded > 1.5 * alone, (alone, loaded)
 
 
 def test_the_servers_memory_peak_stays_under_6_gb(vllm: VllmServer) -> None:

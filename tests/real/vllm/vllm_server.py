@@ -153,10 +153,17 @@ def memory_peak_mb(pgid: int) -> float:
 
 
 def start(
-    model_dir: Path, log_dir: Path, name: str = "vllm", extra: Sequence[str] = ()
+    model_dir: Path,
+    log_dir: Path,
+    name: str = "vllm",
+    extra: Sequence[str] = (),
+    *,
+    args: Sequence[str] = SERVER_ARGS,
+    port: int | None = None,
 ) -> tuple[subprocess.Popen[bytes], VllmServer]:
-    """Start one api_server with SERVER_ARGS plus `extra` and wait until /health answers."""
-    port = free_port()
+    """Start one api_server with `args` (the tier's SERVER_ARGS) plus `extra`, on `port` (a
+    free one by default), and wait until /health answers."""
+    port = free_port() if port is None else port
     argv = (
         str(VENV_PYTHON),
         "-m",
@@ -169,7 +176,7 @@ def start(
         "127.0.0.1",
         "--port",
         str(port),
-        *SERVER_ARGS,
+        *args,
         *extra,
     )
     log = log_dir / f"{name}.log"
