@@ -10,6 +10,7 @@ every verdict with its evidence.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
 import re
@@ -207,12 +208,13 @@ def _modules() -> Iterator[tuple[ModuleType, bool]]:
 
 def vllm_advice() -> list[str]:
     """Every advice text rig_nb holds for the vllm kind: each module-level table entry under
-    the key "vllm", every string of rig_nb/servers/vllm.py, and the vllm profile's advice
-    for each check where the profile has an `advice` method."""
+    the key "vllm", every string constant of rig_nb/servers/vllm.py (docstrings aside), and
+    the vllm profile's: its dataclass fields and its `advice(check)` for each check."""
     texts = [
         text
         for module, whole in _modules()
-        for value in vars(module).values()
+        for name, value in vars(module).items()
+        if not name.startswith("__")
         for text in _advice_strings(value, whole)
     ]
     try:
@@ -221,7 +223,10 @@ def vllm_advice() -> list[str]:
     except ImportError:
         return texts
     profile = SERVERS.get(SERVER)
-    if profile is not None and callable(getattr(profile, "advice", None)):
+    if dataclasses.is_dataclass(profile) and not isinstance(profile, type):
+        for f in dataclasses.fields(profile):
+            texts += _advice_strings(getattr(profile, f.name), True)
+    if callable(getattr(profile, "advice", None)):
         texts += [profile.advice(check) for check in CHECKS]
     return texts
 

@@ -196,20 +196,37 @@ def start(
     return proc, VllmServer(name, f"{root}/v1", MODEL, proc.pid, log, argv, ready)
 
 
+def _signal_each(pids: list[int], sig: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
 def stop(proc: subprocess.Popen[bytes]) -> None:
-    """Stop the server by its PID, then any process of its group still there (its engine
-    core and worker), by theirs."""
+    """Stop the server by its PID, then any process of its group still there, by theirs:
+    SIGTERM, then SIGKILL after a grace period. (A worker outlives an engine core that died:
+    seen here, the worker and the resource tracker stayed after the API server exited.)"""
     stop_leader(proc)
-    deadline = time.monotonic() + STOP_GRACE_S
     left = group_members(proc.pid)
+    _signal_each(left, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE_S
     while left and time.monotonic() < deadline:
         time.sleep(0.2)
         left = group_members(proc.pid)
-    for pid in left:
+    _signal_each(left, signal.SIGKILL)
+
+
+def engine_core_pid(pgid: int) -> int:
+    """The PID of the server's engine core (its process title is VLLM::EngineCore)."""
+    for pid in group_members(pgid):
         try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+            if Path(f"/proc/{pid}/comm").read_text().startswith("VLLM::EngineCor"):
+                return pid
+        except OSError:
+            continue
+    raise LookupError(f"no VLLM::EngineCore process in group {pgid}")
 
 
 @contextmanager
