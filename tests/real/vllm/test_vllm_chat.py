@@ -12,7 +12,7 @@ import forced as F
 import pytest
 from vllm_server import END_THINK_ID, MAX_MODEL_LEN, MODEL, VllmServer
 
-from rig_nb import Client, IterationLimitError, NoToolCallingError, RunRequest
+from rig_nb import Client, IterationLimitError, NoToolCallingError, RunRequest, Trace
 
 STREAMS = pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 THINKING_ON = {"chat_template_kwargs": {"enable_thinking": True, "thinking": True}}
@@ -73,18 +73,21 @@ def test_the_probe_as_this_server_answers_it(
 ) -> None:
     # The probe sends no extra_body: SmolLM2 answers "auto" in text, and "required" gets
     # vLLM's own call grammar, which fixes the <tool_call> wrapper and the name only.
-    trace = client.probe_trace(MODEL, tool_choice=tool_choice, stream=stream)
+    trace = Trace()
+    if outcome == "ok":
+        client.probe_tool_calling(MODEL, tool_choice=tool_choice, stream=stream, trace=trace)
+    else:
+        with pytest.raises(NoToolCallingError):
+            client.probe_tool_calling(MODEL, tool_choice=tool_choice, stream=stream, trace=trace)
     assert trace.outcome == outcome, trace.error
     [it] = trace.iterations
     assert it.streamed == stream
     if outcome == "ok":
         [call] = it.tool_calls
         assert call.name == "ping" and call.id.startswith("chatcmpl-tool-")
-        client.probe_tool_calling(MODEL, tool_choice=tool_choice, stream=stream)
+        assert it.finish_reason == "tool_calls"
     else:
-        assert it.tool_calls == [] and it.ending == "answer"
-        with pytest.raises(NoToolCallingError):
-            client.probe_tool_calling(MODEL, tool_choice=tool_choice, stream=stream)
+        assert it.tool_calls == [] and it.ending == "answer" and it.finish_reason == "stop"
 
 
 @STREAMS
