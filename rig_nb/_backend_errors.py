@@ -116,6 +116,7 @@ _WINDOW_SAID = (
 _PROMPT_SAID = (
     re.compile(r"\((\d+) in the messages", re.IGNORECASE),
     re.compile(r"request has (\d+) input tokens", re.IGNORECASE),
+    re.compile(r"prompt contains at least (\d+) input tokens", re.IGNORECASE),
     re.compile(r"messages resulted in (\d+) tokens", re.IGNORECASE),
     re.compile(r"you requested (\d+) tokens", re.IGNORECASE),
     re.compile(r"prompt is too long: (\d+) tokens", re.IGNORECASE),
@@ -138,8 +139,9 @@ def context_numbers(
     None when the server gave no number), else None.
 
     llama.cpp: type `exceed_context_size_error` with `n_ctx` and `n_prompt_tokens`; vLLM
-    and OpenAI: "maximum context length is N tokens"; Ollama: "exceeds the model's maximum
-    context length"; Anthropic: "prompt is too long: N tokens > M maximum"; SGLang: "is
+    and OpenAI: "maximum context length is N tokens" (vLLM 0.32: "your prompt contains at
+    least N input tokens", counted up to the window plus one); Ollama: "exceeds the model's
+    maximum context length"; Anthropic: "prompt is too long: N tokens > M maximum"; SGLang: "is
     longer than the model's context length (M tokens)"; LM Studio: "context length of only N".
     """
     if status is None or not 400 <= status < 500:

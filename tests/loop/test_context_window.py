@@ -60,6 +60,19 @@ VLLM_NEW = {
         "code": 400,
     }
 }
+# vLLM 0.32.0, seen on the real tier (tests/real/vllm): the prompt is counted up to the window
+# plus one token.
+VLLM_0_32 = {
+    "error": {
+        "message": "This model's maximum context length is 2048 tokens. However, your prompt "
+        "contains at least 2049 input tokens, which exceeds this limit even without any output "
+        "tokens. Please reduce the length of the input prompt. (parameter=input_tokens, "
+        "value=2049)",
+        "type": "BadRequestError",
+        "param": "input_tokens",
+        "code": 400,
+    }
+}
 OPENAI = {
     "error": {
         "message": "This model's maximum context length is 128000 tokens. However, your "
@@ -89,6 +102,7 @@ SGLANG = {
         pytest.param(LLAMA_400, 4096, 5123, id="llama.cpp"),
         pytest.param(VLLM_OLD, 2048, 2900, id="vllm-old"),
         pytest.param(VLLM_NEW, 8192, 9001, id="vllm-new"),
+        pytest.param(VLLM_0_32, 2048, 2049, id="vllm-0.32"),
         pytest.param(OPENAI, 128000, 130512, id="openai"),
         pytest.param(OLLAMA, None, None, id="ollama"),
         pytest.param(ANTHROPIC, 200000, 208000, id="anthropic"),
