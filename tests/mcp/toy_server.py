@@ -116,6 +116,10 @@ def shout(text: str) -> str:
     return "shouted"
 
 
+def _odd() -> str:
+    return "odd"
+
+
 def _add_modes() -> None:
     if "big-schema" in MODES:
 
@@ -125,7 +129,7 @@ def _add_modes() -> None:
         server.add_tool(big, name="big", description="A tool with a 1 MB schema.")
     if "odd-names" in MODES:
         for name in ("get.weather", "get weather", "a/b:c", "x" * 80, "ok-name_1"):
-            server.add_tool(lambda: "odd", name=name, description=f"Named {name!r}.")
+            server.add_tool(_odd, name=name, description=f"Named {name!r}.")
 
 
 def _flood() -> None:
@@ -140,7 +144,8 @@ def main() -> None:
         while True:
             time.sleep(60)
     if "exit-at-start" in MODES:
-        print("fatal: missing configuration TOKEN", file=sys.stderr, flush=True)
+        token = os.environ.get("TOY_TOKEN", "")
+        print(f"fatal: bad token {token}", file=sys.stderr, flush=True)
         sys.exit(2)
     if "stubborn" in MODES:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
