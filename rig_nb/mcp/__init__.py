@@ -128,7 +128,9 @@ class McpTools(AbstractContextManager["McpTools"]):
         if isinstance(include, str):
             include = [include]
         self._include = None if include is None else [str(p) for p in include]
-        secrets = [v for v in [*self._env.values(), *self._headers.values()] if len(v) >= _SECRET_MIN]
+        secrets = [
+            v for v in [*self._env.values(), *self._headers.values()] if len(v) >= _SECRET_MIN
+        ]
         self._redactors = [Redactor(s) for s in secrets] + [Redactor(urls=[self._url or ""])]
         self._state = "new"
         self._lock = threading.Lock()
@@ -205,8 +207,7 @@ class McpTools(AbstractContextManager["McpTools"]):
         except ImportError as exc:
             self._state = "closed"
             raise ImportError(
-                f"McpTools needs the mcp package ({exc.name} is missing): "
-                "pip install 'rig_nb[mcp]'"
+                f"McpTools needs the mcp package ({exc.name} is missing): pip install 'rig_nb[mcp]'"
             ) from None
         self._threads = {t.ident for t in threading.enumerate() if t.ident is not None}
         self._tail = StderrTail()
@@ -323,11 +324,11 @@ class McpTools(AbstractContextManager["McpTools"]):
         listed = [t for t in conn.tools if self._include is None or matches(t.name, self._include)]
         names = rig_names([t.name for t in listed])
         tools = []
-        for name, t in zip(names, listed):
+        for name, t in zip(names, listed, strict=True):
             description = (t.description or t.title or "").strip() or f"MCP tool {t.name}"
             schema = t.input_schema if isinstance(t.input_schema, dict) else {"type": "object"}
             tools.append(Tool(name, description, schema, self._runner(t.name)))
-        return tuple(tools), {n: t.name for n, t in zip(names, listed)}
+        return tuple(tools), {n: t.name for n, t in zip(names, listed, strict=True)}
 
     def _runner(self, mcp_name: str) -> Any:
         def run(args: dict[str, Any]) -> str:
@@ -345,10 +346,14 @@ class McpTools(AbstractContextManager["McpTools"]):
             said = f"; its last stderr line: {line}" if line else ""
             raise RigError(f"the MCP server exited with code {code}{self._redact(said)}")
         if not self._slots.acquire(timeout=self.timeout):
-            raise RigError(f"{MAX_IN_FLIGHT} calls to the MCP server in flight for {self.timeout:g} s")
+            raise RigError(
+                f"{MAX_IN_FLIGHT} calls to the MCP server in flight for {self.timeout:g} s"
+            )
         try:
             try:
-                future = self._portal.start_task_soon(self._acall, mcp_name, arguments)
+                future: concurrent.futures.Future[str] = self._portal.start_task_soon(
+                    self._acall, mcp_name, arguments
+                )
             except RuntimeError:
                 raise RigError(f"the MCP session with {self.server_name!r} is closed") from None
             with self._lock:
@@ -357,9 +362,13 @@ class McpTools(AbstractContextManager["McpTools"]):
                 return future.result(timeout=self.timeout + _GRACE_S)
             except concurrent.futures.TimeoutError:
                 future.cancel()
-                raise RigError(f"MCP tool {mcp_name!r}: no answer within {self.timeout:g} s") from None
+                raise RigError(
+                    f"MCP tool {mcp_name!r}: no answer within {self.timeout:g} s"
+                ) from None
             except concurrent.futures.CancelledError:
-                raise RigError(f"MCP tool {mcp_name!r}: the session closed during the call") from None
+                raise RigError(
+                    f"MCP tool {mcp_name!r}: the session closed during the call"
+                ) from None
             finally:
                 with self._lock:
                     self._calls.discard(future)
@@ -375,7 +384,9 @@ class McpTools(AbstractContextManager["McpTools"]):
         except RigError as exc:
             raise RigError(self._redact(exc.message)) from None
         except Exception as exc:
-            raise RigError(self._redact(f"MCP tool {mcp_name!r}: {type(exc).__name__}: {exc}")) from None
+            raise RigError(
+                self._redact(f"MCP tool {mcp_name!r}: {type(exc).__name__}: {exc}")
+            ) from None
         text = self._redact(render_result(result.content, result.structured_content))
         if result.is_error:
             raise RigError(text or f"MCP tool {mcp_name!r} failed")

@@ -54,9 +54,7 @@ def rig_names(mcp_names: Sequence[str]) -> list[str]:
 def matches(name: str, patterns: Iterable[str]) -> bool:
     """True when the MCP name, or its cleaned form, equals or glob-matches one of `patterns`."""
     cleaned = _cleaned(name)
-    return any(
-        fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(cleaned, p) for p in patterns
-    )
+    return any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(cleaned, p) for p in patterns)
 
 
 def _block_text(block: Any) -> tuple[str, bool]:

@@ -1,4 +1,4 @@
-"""The async half of McpTools: connect, initialize, list the tools, call one; run on the loop thread.
+"""The async half of McpTools: connect, initialize, list the tools, call one, on the loop thread.
 
 Everything here runs inside the event loop that McpTools' background thread owns
 (`anyio.from_thread.start_blocking_portal`); the sync half reaches it only through
@@ -69,7 +69,9 @@ class Connection:
         line = self.tail.last_line()
         return f"{why}; its last stderr line: {line}" if line else why
 
-    async def call(self, name: str, arguments: dict[str, Any], timeout: float) -> types.CallToolResult:
+    async def call(
+        self, name: str, arguments: dict[str, Any], timeout: float
+    ) -> types.CallToolResult:
         """tools/call within `timeout` seconds; RigError for a timeout or a closed connection."""
         try:
             with anyio.fail_after(timeout):
@@ -115,6 +117,8 @@ async def connect(
     """
     async with AsyncExitStack() as stack:
         server: StdioServer | None = None
+        read: Any
+        write: Any
         if argv is not None:
             server = await stack.enter_async_context(stdio_server(argv, env, cwd, tail))
             if on_server is not None:

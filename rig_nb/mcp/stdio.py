@@ -68,7 +68,7 @@ class StderrTail:
 
 @dataclass
 class StdioServer:
-    """The running server: its process (pid, exit code) and the streams a session reads and writes."""
+    """The running server: its process (pid, exit code) and the streams its session uses."""
 
     process: anyio.abc.Process
     read: MemoryObjectReceiveStream[SessionMessage | Exception]
@@ -83,7 +83,7 @@ class StdioServer:
         return self.process.returncode
 
 
-def _signal(process: anyio.abc.Process, sig: int) -> None:
+def _signal(process: anyio.abc.Process, sig: signal.Signals) -> None:
     """`sig` to the server's process group (it leads one: start_new_session), else to it alone."""
     try:
         os.killpg(process.pid, sig)
@@ -135,7 +135,9 @@ async def _read_stdout(
                     begin = at + 1
                     if line:
                         try:
-                            message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                            message = types.jsonrpc_message_adapter.validate_json(
+                                line, by_name=False
+                            )
                         except ValueError as exc:
                             await out.send(exc)
                         else:

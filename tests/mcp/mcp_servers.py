@@ -58,3 +58,19 @@ def toy_http(*modes: str) -> Iterator[str]:
             proc.kill()
             proc.wait()
         proc.stdout.close()
+
+
+REPO = Path(__file__).resolve().parents[2]
+# Keep in step with scripts/setup-mcp (the install is keyed by it).
+EVERYTHING_VERSION = "2026.8.31"
+
+
+def everything_argv() -> list[str]:
+    """`node .../server-everything/dist/index.js stdio`, installed by scripts/setup-mcp first
+    (about 10 s once; then it returns at once)."""
+    subprocess.run(["bash", str(REPO / "scripts" / "setup-mcp")], check=True, timeout=600)
+    cache = Path(os.environ.get("RIG_NB_CACHE") or Path.home() / ".cache" / "rig_nb")
+    package = "node_modules/@modelcontextprotocol/server-everything"
+    entry = cache / f"mcp-everything-{EVERYTHING_VERSION}" / package / "dist" / "index.js"
+    assert entry.is_file(), f"{entry} is missing after scripts/setup-mcp"
+    return ["node", str(entry), "stdio"]

@@ -162,7 +162,9 @@ def test_compare_runs_scenarios_with_mcp_tools_in_threads(demo: DemoServer) -> N
             concurrency=3,
         )
     assert [r["outcome"] for r in rows] == ["ok"] * 6
-    assert all(t is not None and t.iterations[0].tool_calls[0].result == "echo Lisbon" for t in traces)
+    assert all(
+        t is not None and t.iterations[0].tool_calls[0].result == "echo Lisbon" for t in traces
+    )
 
 
 def test_streamable_http_against_an_sdk_server() -> None:
