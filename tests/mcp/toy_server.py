@@ -27,11 +27,27 @@ import threading
 import time
 from typing import Annotated
 
-from mcp import types
-from mcp.server.mcpserver import Audio, Image, MCPServer
-from pydantic import Field
-
 MODES = set(sys.argv[1:])
+
+
+def _fail_early() -> None:
+    """The modes that fail at start do so before the SDK's import (seconds on a busy machine)."""
+    if "never-start" in MODES:
+        print("starting, slowly", file=sys.stderr, flush=True)
+        while True:
+            time.sleep(60)
+    if "exit-at-start" in MODES:
+        token = os.environ.get("TOY_TOKEN", "")
+        print(f"fatal: bad token {token}", file=sys.stderr, flush=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    _fail_early()
+
+from mcp import types  # noqa: E402
+from mcp.server.mcpserver import Audio, Image, MCPServer  # noqa: E402
+from pydantic import Field  # noqa: E402
 
 
 class ToyServer(MCPServer):
@@ -139,14 +155,6 @@ def _flood() -> None:
 
 
 def main() -> None:
-    if "never-start" in MODES:
-        print("starting, slowly", file=sys.stderr, flush=True)
-        while True:
-            time.sleep(60)
-    if "exit-at-start" in MODES:
-        token = os.environ.get("TOY_TOKEN", "")
-        print(f"fatal: bad token {token}", file=sys.stderr, flush=True)
-        sys.exit(2)
     if "stubborn" in MODES:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if "flood" in MODES:
