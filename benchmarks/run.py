@@ -43,6 +43,7 @@ SECTIONS = {
     "report": "report_bench",
     "pictures": "pictures_bench",
     "imports": "imports",
+    "mcp": "mcp_bench",
 }
 # Their owners' scripts: `measure(samples)` only.
 SAMPLES_ONLY = {"dialects", "report"}
@@ -51,6 +52,7 @@ PACKAGES = (
     "httpx",
     "httpx2",
     "pydantic",
+    "mcp",
     "openai-agents",
     "pydantic-ai-slim",
     "smolagents",

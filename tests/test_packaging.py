@@ -18,9 +18,9 @@ else:
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "rig_nb"
-# Modules and packages of rig_nb/ that may need the notebook or otel extra; the rest is
+# Modules and packages of rig_nb/ that may need the notebook, otel or mcp extra; the rest is
 # core, and what only core imports must come with a plain `pip install rig_nb`.
-EXTRA_SIDE = ("compare", "report", "widgets")
+EXTRA_SIDE = ("compare", "mcp", "report", "widgets")
 # Extras for working on rig_nb, not for using it: nothing in rig_nb/ may rely on them.
 DEVELOPMENT_EXTRAS = ("test", "browser", "bench")
 # Standard library on later Pythons than some supported one, imported with a fallback.

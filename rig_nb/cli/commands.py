@@ -11,15 +11,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import sys
 import textwrap
 from argparse import Namespace
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 from ..dialects import TOOL_CALL_DIALECTS
-from ..errors import BackendError
+from ..errors import BackendError, RigError
 from ..wire import TOOL_CHOICES
-from .hints import CommandError, explain, url_problem
+from .hints import CommandError, explain, install, url_problem
 from .text import (
     demo_table_rows,
     demo_table_text,
@@ -191,7 +193,43 @@ def _replied(trace: Trace) -> bool:
     )
 
 
+def _mcp_tools(commands: list[str], stack: ExitStack, taken: set[str]) -> tuple[Any, ...]:
+    """The tools of each `--mcp` server, started in `stack`; one line and exit 1 if one fails."""
+    argvs = []
+    for command in commands:
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise CommandError(f"--mcp: cannot split {command!r}: {exc}") from None
+        if not argv:
+            raise CommandError("--mcp: takes a command, e.g. --mcp 'node server.js'")
+        argvs.append(argv)
+    try:
+        from ..mcp import McpTools
+    except ImportError:  # pragma: no cover (rig_nb.mcp imports no SDK at import time)
+        raise CommandError(f"--mcp needs the mcp package: {install('mcp')}") from None
+    tools: list[Any] = []
+    for argv in argvs:
+        try:
+            server = stack.enter_context(McpTools(argv))
+        except ImportError:
+            raise CommandError(f"--mcp needs the mcp package: {install('mcp')}") from None
+        except RigError as exc:
+            raise CommandError(f"--mcp: {exc.message}", 1) from None
+        for tool in server.tools:
+            if tool.name in taken:
+                raise CommandError(f"--mcp: two sources offer a tool named {tool.name!r}")
+            taken.add(tool.name)
+            tools.append(tool)
+    return tuple(tools)
+
+
 def cmd_run(args: Namespace) -> int:
+    with ExitStack() as stack:
+        return _run(args, stack)
+
+
+def _run(args: Namespace, stack: ExitStack) -> int:
     from ..loop import RunRequest
 
     tools: tuple[Any, ...] = ()
@@ -199,6 +237,8 @@ def cmd_run(args: Namespace) -> int:
         from ..demo import demo_tools
 
         tools = demo_tools()
+    if getattr(args, "mcp", None):
+        tools += _mcp_tools(args.mcp, stack, {t.name for t in tools})
     request = RunRequest(
         args.model,
         args.max_tokens,

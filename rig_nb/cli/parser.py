@@ -304,6 +304,14 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p.add_argument(
         "--demo-tools", action="store_true", help="offer the demo tools get_weather and add"
     )
+    p.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="'CMD ARGS'",
+        help="also offer the tools of the MCP server this command starts over stdio (split "
+        "as a shell would, never run by one; may be given more than once). Needs the mcp extra",
+    )
     p.add_argument("--stream", action="store_true", help="stream every reply")
     p.add_argument(
         "--recover-text-tool-calls",
