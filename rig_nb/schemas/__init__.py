@@ -6,7 +6,8 @@
 Every dialect (`server="unknown"` is the base) inlines local `$ref`s into `$defs` /
 `definitions` (a recursive one becomes `{"type": "object"}`, and the definitions are
 dropped once inlined), writes `type` lists as `anyOf`, and drops `$schema`, `$id` and
-`$comment`. Each server kind then applies its own rules (`rig_nb.schemas.dialects`):
+`$comment`. Each server kind then applies its own rules (its profile's `schema_dialect`,
+`rig_nb.servers`):
 llama.cpp anchors unanchored patterns and drops the keywords it does not enforce, so
 the caller learns what the server will not hold. Each change is one line that starts
 with its JSON pointer in the returned schema.
@@ -23,26 +24,38 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..servers import SERVERS, Server
 from ..tool import Tool
-from .dialects import DIALECTS, Dialect, dialect
 from .walk import Walk
 
-__all__ = ["DIALECTS", "Dialect", "sanitize", "sanitize_tools"]
+__all__ = ["sanitize", "sanitize_tools"]
+
+
+def _server(server: str | Server) -> Server:
+    """The profile `server` names (a kind's name or a `Server`); ValueError naming the kinds
+    for any other value."""
+    if isinstance(server, Server):
+        return server
+    found = SERVERS.get(server) if isinstance(server, str) else None
+    if found is None:
+        raise ValueError(f"unknown server kind {server!r}: one of {', '.join(SERVERS)}")
+    return found
 
 
 def sanitize(
-    schema: Mapping[str, Any], *, server: str = "unknown"
+    schema: Mapping[str, Any], *, server: str | Server = "unknown"
 ) -> tuple[dict[str, Any], list[str]]:
     """A copy of `schema` in what `server`'s dialect holds, and one line per change."""
-    walk = Walk(schema, dialect(server))
+    profile = _server(server)
+    walk = Walk(schema, profile.schema_dialect, profile.name)
     return walk.run(), walk.lines
 
 
 def sanitize_tools(
-    tools: Iterable[Tool], *, server: str = "unknown"
+    tools: Iterable[Tool], *, server: str | Server = "unknown"
 ) -> tuple[tuple[Tool, ...], dict[str, list[str]]]:
     """Each tool with its schema sanitized for `server`, and each tool's lines by name."""
-    dialect(server)
+    server = _server(server)
     out: list[Tool] = []
     changes: dict[str, list[str]] = {}
     for tool in tools:

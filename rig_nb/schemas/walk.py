@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
-from .dialects import Dialect
+from ..servers.base import SchemaDialect
 from .patterns import anchored
 
 __all__ = ["Pointer", "Walk", "scan"]
@@ -195,8 +195,8 @@ def _merge(target: Any, siblings: dict[str, Any]) -> Any:
 class Walk:
     """One sanitize: the copy of `root` in `dialect`, and a line for each change (`lines`)."""
 
-    def __init__(self, root: Mapping[str, Any], dialect: Dialect) -> None:
-        self.root, self.dialect = root, dialect
+    def __init__(self, root: Mapping[str, Any], dialect: SchemaDialect, name: str) -> None:
+        self.root, self.dialect, self.name = root, dialect, name
         size, self.anchors, self.definitions = scan(root)
         # Inlining may repeat a definition; past this the output is not linear in the input.
         self.budget = 32 * size + 100_000
@@ -419,27 +419,27 @@ class Walk:
         if k in _DROP:
             why = "dropped"
         elif role == ROOT and d.root_keys is not None and k not in d.root_keys:
-            why = f"dropped; {d.name} does not pass it to the model"
+            why = f"dropped; {self.name} does not pass it to the model"
         elif role == PROPERTY and d.property_keys is not None and k not in d.property_keys:
-            why = f"dropped; {d.name} does not pass it to the model"
+            why = f"dropped; {self.name} does not pass it to the model"
         elif k in d.unenforced:
-            why = f"dropped; {d.name} does not enforce it"
+            why = f"dropped; {self.name} does not enforce it"
         elif k == "format" and d.formats is not None and v not in d.formats:
-            why = f"dropped; {d.name} holds format {', '.join(sorted(d.formats))} only"
+            why = f"dropped; {self.name} holds format {', '.join(sorted(d.formats))} only"
         elif d.integer_bounds_only and k in _BOUNDS and node.get("type") != "integer":
-            why = f"dropped; {d.name} holds bounds on integers only"
+            why = f"dropped; {self.name} holds bounds on integers only"
         elif (
             d.lengths_beside_pattern_ignored
             and k in ("minLength", "maxLength")
             and ("pattern" in node or (d.formats is not None and node.get("format") in d.formats))
         ):
-            why = f"dropped; {d.name} reads the pattern or format instead"
+            why = f"dropped; {self.name} reads the pattern or format instead"
         elif d.tuple_rules and k in ("minItems", "maxItems"):
             items = node.get("items", node.get("prefixItems"))
             if isinstance(items, (list, tuple)):
-                why = f"dropped; {d.name} does not read it for a tuple"
+                why = f"dropped; {self.name} does not read it for a tuple"
         elif d.tuple_rules and k == "prefixItems" and "items" in node:
-            why = f"dropped; {d.name} reads items instead"
+            why = f"dropped; {self.name} reads items instead"
         if why:
             self.lines.append(f"{pointer.child(k)}: {why}")
         return bool(why)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..wire import Reply
 
 __all__ = [
+    "ANY_CHAR",
     "BASE",
     "Ask",
     "Facts",
@@ -81,19 +82,35 @@ class Thinking:
         return fields
 
 
+# "Any character" as JSON Schema's regular expressions (ECMA-262) spell it: what anchors an
+# unanchored pattern (P becomes ^ANY*(?:P)ANY*$, the same language as an unanchored match).
+ANY_CHAR = r"[\s\S]"
+
+
 @dataclass(frozen=True)
 class SchemaDialect:
-    """What a server's tool-call grammar engine does with a tool's JSON Schema.
+    """What a server's tool-call grammar engine holds a tool's JSON Schema to: the rules
+    `rig_nb.schemas.sanitize` applies on top of the base every dialect shares (local `$ref`s
+    inlined, `type` lists as `anyOf`, `$schema`/`$id`/`$comment` dropped)."""
 
-    `anchors_patterns`: its regex engine matches a `pattern` whole, so an unanchored one
-    must be anchored to mean what JSON Schema means; `ignored`: keywords it accepts and does
-    not enforce (sanitize drops and names them); `rejected`: keywords it refuses (a 4xx, or
-    a grammar that fails to build). Each names its public source.
-    """
-
-    anchors_patterns: bool = False
-    ignored: frozenset[str] = frozenset()
-    rejected: frozenset[str] = frozenset()
+    # The spelling of "any character" that anchors an unanchored `pattern` (the engine
+    # matches a pattern whole); None: patterns are left as they are.
+    anchor: str | None = None
+    # Keywords the server never reads: dropped wherever they stand in a schema.
+    unenforced: frozenset[str] = frozenset()
+    # The `format` values it holds; None: every format is kept.
+    formats: frozenset[str] | None = None
+    # minimum/maximum/exclusiveMinimum/exclusiveMaximum hold for "type": "integer" only.
+    integer_bounds_only: bool = False
+    # minLength/maxLength are not read beside a pattern or a held format.
+    lengths_beside_pattern_ignored: bool = False
+    # minItems/maxItems are not read for a tuple; prefixItems is not read beside items.
+    tuple_rules: bool = False
+    # The keys the parameters object itself keeps; None: all.
+    root_keys: frozenset[str] | None = None
+    # The keys a property's schema keeps (properties' values, anyOf branches); None: all.
+    property_keys: frozenset[str] | None = None
+    # Where the rules come from.
     sources: tuple[str, ...] = ()
 
 

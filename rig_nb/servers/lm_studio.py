@@ -1,7 +1,8 @@
 """LM Studio.
 
 Recognised by the model list's owner (`organization_owner`). Thinking is
-`reasoning_effort`; `/api/v0/models/ID` gives the loaded context length.
+`reasoning_effort`; `/api/v0/models/ID` gives the loaded context length; tool schemas
+are held as llama.cpp holds them.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .base import BASE, Ask, Facts, Thinking, dig, window
+from .llama_cpp import SCHEMA_DIALECT
 
 __all__ = ["LM_STUDIO"]
 
@@ -25,6 +27,9 @@ LM_STUDIO = BASE.derive(
     owners=frozenset({"organization_owner"}),
     thinking=Thinking((), effort_off=True),
     facts=_facts,
+    # GGUF models run on llama.cpp, whose grammar rules apply (the unanchored `pattern`
+    # refusal of kubernetes-mcp-server#758 was seen on LM Studio too).
+    schema_dialect=SCHEMA_DIALECT,
     texts={
         "tool_choice_auto": "load a model whose template supports tool use (LM Studio marks "
         "them with a hammer) and keep the OpenAI-compatible server's tool parsing on",

@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import strict_json
 from ..usage import count_of as _int
-from .base import BASE, Ask, Facts, Thinking, dig, window
+from .base import BASE, Ask, Facts, SchemaDialect, Thinking, dig, window
 
 __all__ = ["DEFAULT_WINDOW", "OLLAMA", "context_window", "shown_window"]
 
@@ -78,6 +78,20 @@ OLLAMA = BASE.derive(
     thinking=Thinking((), effort_off=True),
     replay_field="reasoning",
     facts=_facts,
+    # A tool's parameters are decoded into Go structs and every other key is lost before the
+    # template renders the tool (api.ToolFunctionParameters, api.ToolProperty; ollama#13472,
+    # nested properties dropped until ollama#13508, `$defs` and `items` kept since
+    # ollama#10091); tool arguments are not grammar-constrained.
+    schema_dialect=SchemaDialect(
+        root_keys=frozenset({"type", "$defs", "items", "required", "properties"}),
+        property_keys=frozenset({"anyOf", "type", "items", "description", "enum", "properties"}),
+        sources=(
+            "ollama api/types.go ToolProperty",
+            "ollama#13472",
+            "ollama#13508",
+            "ollama#10091",
+        ),
+    ),
     texts={
         "tool_choice_auto": "use a model whose template supports tools (`ollama show --template "
         "MODEL` shows `.Tools`); update Ollama for the model's tool parser",

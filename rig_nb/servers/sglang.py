@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import BASE, Ask, Facts, Thinking, dig, listed_window, window
+from .base import ANY_CHAR, BASE, Ask, Facts, SchemaDialect, Thinking, dig, listed_window, window
 
 __all__ = ["SGLANG"]
 
@@ -28,6 +28,8 @@ SGLANG = BASE.derive(
         ("enable_thinking", "thinking"), effort_off=False, budget_key="thinking_token_budget"
     ),
     facts=_facts,
+    # xgrammar (their default structured-outputs backend) matches a pattern whole.
+    schema_dialect=SchemaDialect(anchor=ANY_CHAR, sources=("mlc-ai/xgrammar#838",)),
     texts={
         "tool_choice_auto": "start SGLang with --tool-call-parser <parser for the model>",
         "reasoning_location": "start SGLang with --reasoning-parser <parser for the model>",

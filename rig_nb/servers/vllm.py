@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import BASE, Ask, Facts, SchemaDialect, Thinking, dig, listed_window
+from .base import ANY_CHAR, BASE, Ask, Facts, SchemaDialect, Thinking, dig, listed_window
 
 __all__ = ["VLLM"]
 
@@ -31,7 +31,8 @@ VLLM = BASE.derive(
     ),
     replay_field="reasoning",
     facts=_facts,
-    schema_dialect=SchemaDialect(),
+    # xgrammar (their default structured-outputs backend) matches a pattern whole.
+    schema_dialect=SchemaDialect(anchor=ANY_CHAR, sources=("mlc-ai/xgrammar#838", "vllm#46924")),
     texts={
         "tool_choice_auto": "start vLLM with --enable-auto-tool-choice --tool-call-parser "
         "<parser for the model> (hermes for Qwen and Hermes, mistral, llama3_json, openai for "

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from rig_nb.schemas import sanitize
-from rig_nb.schemas.dialects import ANY_CHAR, DIALECTS
 from rig_nb.schemas.patterns import anchored, is_anchored
+from rig_nb.servers import SERVERS
+from rig_nb.servers.base import ANY_CHAR
 
 
 @pytest.mark.parametrize(
@@ -181,7 +182,10 @@ STRINGS = [
 ]
 
 
-@pytest.mark.parametrize("any_char", sorted({d.anchor for d in DIALECTS.values() if d.anchor}))
+@pytest.mark.parametrize(
+    "any_char",
+    sorted({s.schema_dialect.anchor for s in SERVERS.values() if s.schema_dialect.anchor}),
+)
 def test_the_anchored_pattern_accepts_exactly_what_re_search_finds(any_char: str) -> None:
     for pattern in PATTERNS:
         wrapped = anchored(pattern, any_char)
