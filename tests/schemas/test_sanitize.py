@@ -79,7 +79,12 @@ def _held_by(server: str, schema: dict[str, Any]) -> bool:
 
 @pytest.mark.parametrize(
     ("schema", "server"),
-    [(schema, server) for schema in HELD for server in SERVERS if _held_by(server, schema)],
+    [
+        pytest.param(p.values[0], server, id=f"{p.id}-{server}")
+        for p in HELD
+        for server in SERVERS
+        if _held_by(server, p.values[0])
+    ],
 )
 def test_a_schema_the_dialect_holds_comes_back_equal_with_no_lines(
     schema: dict[str, Any], server: str
