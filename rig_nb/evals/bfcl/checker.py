@@ -1,0 +1,357 @@
+"""BFCL's Python AST checker, reimplemented: the verdict bfcl-eval 2026.3.23 gives a call list.
+
+The reference is `bfcl_eval/eval_checker/ast_eval/ast_checker.py` with the FC path of
+`eval_runner.py` in front of it (`decode_ast` of an OpenAI-style handler: each call's
+arguments through `json.loads`; irrelevance judged by whether that decoding
+succeeds). Every rule, error type string and order of checks is theirs, including the
+quirks (a type check that falls through, `""` in a list answer standing for `[]`, the
+last failure of a dict check winning). A function name is compared with its dots
+as underscores: the names BFCL sends to OpenAI-style endpoints.
+
+What differs is only the cost: each case's answers are standardized once, when first
+checked, not on every call, and every value's repr in a reason is bounded. Each check
+is linear in the size of the calls; a value nested too deep for `json.loads` fails to
+decode, as in BFCL. Where BFCL's checker itself raises (a list-of-dict answer whose
+first possible value is `""` given a list of non-dicts, an int too large for a float),
+this answers the nearest error type instead: `type_error:nested`, `type_error:simple`.
+"""
+
+from __future__ import annotations
+
+import json
+import reprlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["PYTHON_TYPES", "CaseChecker", "Miss", "standardize"]
+
+# BFCL's PYTHON_TYPE_MAPPING: the types its checker knows ("any" is checked as a string).
+PYTHON_TYPES: dict[str, type] = {
+    "string": str,
+    "integer": int,
+    "float": float,
+    "boolean": bool,
+    "array": list,
+    "tuple": list,
+    "dict": dict,
+    "any": str,
+}
+_NESTED = ("array", "tuple")
+# BFCL's standardize_string removes these before lowercasing.
+_DROP = str.maketrans("", "", " ,./-_*^")
+# (error type, short reason); None is a pass.
+Miss = tuple[str, str]
+
+_short = reprlib.Repr()
+_short.maxstring = 60
+_short.maxother = 60
+_short.maxlist = _short.maxdict = _short.maxtuple = 6
+_short.maxlevel = 3
+
+
+def standardize(text: str) -> str:
+    """BFCL's standardize_string: spaces and `,./-_*^` removed, lowercased, ' as "."""
+    return text.translate(_DROP).lower().replace("'", '"')
+
+
+def _std(value: Any) -> Any:
+    return standardize(value) if type(value) is str else value
+
+
+def _as_any(value: Any) -> Any:
+    """`value` untyped again: `type(value) is some_type` narrows it to object for mypy."""
+    return value
+
+
+def _first_type(values: Sequence[Any]) -> type | None:
+    """BFCL's get_possible_answer_type: the type of the first value that is not ""."""
+    for value in values:
+        if value != "":
+            return type(value)
+    return None
+
+
+@dataclass(frozen=True)
+class _DictAnswer:
+    """One possible dict value: its keys, each key's values standardized, the str ones apart."""
+
+    keys: Mapping[str, Sequence[Any]]
+    std: Mapping[str, list[Any]]
+    strs: Mapping[str, frozenset[str]]
+
+    @classmethod
+    def of(cls, answer: Mapping[str, Any]) -> _DictAnswer:
+        std: dict[str, list[Any]] = {}
+        strs: dict[str, frozenset[str]] = {}
+        for key, values in answer.items():
+            listed = list(values) if isinstance(values, (list, tuple, str)) else []
+            std[key] = [_std(v) for v in listed]
+            strs[key] = frozenset(v for v in std[key] if type(v) is str)
+        return cls(answer, std, strs)
+
+    def miss(self, value: Mapping[str, Any]) -> str | None:
+        """BFCL's dict_checker for this one possible value: None, or the error type (a
+        missing key found after a wrong value wins, as there)."""
+        error = None
+        for key, item in value.items():
+            if key not in self.keys:
+                error = "value_error:dict_key"
+                break
+            std = _std(item)
+            if type(std) is str:
+                if std not in self.strs[key]:
+                    error = "value_error:dict_value"
+                    break
+            elif std not in self.std[key]:
+                error = "value_error:dict_value"
+                break
+        for key, values in self.keys.items():
+            if key not in value and "" not in values:
+                error = "value_error:dict_key"
+                break
+        return error
+
+
+def _dict_miss(value: Any, answers: Sequence[_DictAnswer | None]) -> str | None:
+    """BFCL's dict_checker over possible values (None for a "" one): None when one fits."""
+    error = "dict_checker:unclear"
+    for answer in answers:
+        if answer is None:
+            continue
+        if not isinstance(value, dict):
+            return "type_error:nested"  # BFCL raises here (list_dict_checker after a "")
+        found = answer.miss(value)
+        if found is None:
+            return None
+        error = found
+    return error
+
+
+class _Param:
+    """One parameter of one expected call: its declared type and possible values, prepared."""
+
+    def __init__(self, declared: Mapping[str, Any], values: Sequence[Any]) -> None:
+        self.declared = str(declared["type"])
+        self.expected = PYTHON_TYPES[self.declared]
+        self.nested: type | None = None
+        if self.declared in _NESTED:
+            self.nested = PYTHON_TYPES[declared["items"]["type"]]
+        self.values = list(values)
+        self.answer_type = _first_type(self.values)
+        self.variable = self.answer_type is not None and self.answer_type is not self.expected
+        # Per possible value: is it a list, and the type of its first element that is not "".
+        self.items = [
+            (type(v) is list, _first_type(v) if type(v) is list else None) for v in values
+        ]
+        self.strs = frozenset(standardize(v) for v in self.values if type(v) is str)
+        self.lists = [
+            [_std(v) for v in candidate]
+            for candidate in self.values
+            if isinstance(candidate, (list, str))
+        ]
+        self.dicts = [
+            _DictAnswer.of(v) if isinstance(v, dict) else None for v in self.values if v != ""
+        ]
+        self.list_dicts = [
+            [
+                _DictAnswer.of(d) if isinstance(d, dict) else None
+                for d in (v if isinstance(v, (list, str)) else ())
+            ]
+            for v in self.values
+        ]
+
+    def _nested_ok(self, value: Any) -> bool:
+        nested = self.nested
+        for is_list, first in self.items:
+            if not is_list:
+                return True  # a possible value that is not a list (""): BFCL's flag stays True
+            if all(type(v) is nested or (first is not None and type(v) is first) for v in value):
+                return True
+        return False
+
+    def miss(self, name: str, value: Any) -> Miss | None:
+        """BFCL's type_checker and value checks for one argument of the model's."""
+        if self.declared == "float" and type(value) is int:
+            try:
+                value = float(value)
+            except OverflowError:  # BFCL raises here
+                return "type_error:simple", f"{name!r}: an int too large for a float"
+        variable = self.variable
+        value = _as_any(value)
+        if type(value) is self.expected and (self.nested is None or self._nested_ok(value)):
+            pass
+        elif self.answer_type is not None and type(value) is self.answer_type:
+            if type(value) is self.expected:
+                # The nested check failed, and BFCL's fall-through keeps its error type.
+                return "type_error:nested", (
+                    f"{name!r}: an item of {_short.repr(value)} is not of the declared type"
+                )
+            variable = True
+        else:
+            return "type_error:simple", (
+                f"{name!r}: expected {self.declared}, got {type(value).__name__} "
+                f"{_short.repr(value)}"
+            )
+        if not variable:
+            value = _as_any(value)
+            expected = self.expected
+            if expected is dict:
+                error = _dict_miss(value, self.dicts)
+                return None if error is None else (error, f"{name!r}: {_short.repr(value)}")
+            if expected is list and self.nested is dict:
+                error = self._list_dict_miss(value)
+                return None if error is None else (error, f"{name!r}: {_short.repr(value)}")
+            if expected is str:
+                if standardize(value) in self.strs:
+                    return None
+                return "value_error:string", (
+                    f"{name!r}: {_short.repr(value)} is not one of {_short.repr(self.values)}"
+                )
+            if expected is list:
+                if [_std(v) for v in value] in self.lists:
+                    return None
+                return "value_error:list/tuple", (
+                    f"{name!r}: {_short.repr(value)} is not one of {_short.repr(self.values)}"
+                )
+        if value not in self.values:
+            return "value_error:others", (
+                f"{name!r}: {_short.repr(value)} is not one of {_short.repr(self.values)}"
+            )
+        return None
+
+    def _list_dict_miss(self, value: Any) -> str | None:
+        error = "list_dict_checker:unclear"
+        for candidate in self.list_dicts:
+            if len(value) != len(candidate):
+                error = "value_error:list_dict_count"
+                continue
+            for item, answer in zip(value, candidate, strict=True):
+                found = _dict_miss(item, [answer])
+                if found is not None:
+                    error = found
+                    break
+            else:
+                return None
+        return error
+
+
+class _Expected:
+    """One expected call: BFCL's simple_function_checker against one function doc and answer."""
+
+    def __init__(self, function: Mapping[str, Any], answer: Mapping[str, Any]) -> None:
+        self.name = str(function["name"]).replace(".", "_")
+        parameters = function["parameters"]
+        details: Mapping[str, Any] = parameters["properties"]
+        self.required = list(parameters["required"])
+        values: Mapping[str, Sequence[Any]] = next(iter(answer.values()))
+        self.params = {p: _Param(details[p], v) for p, v in values.items() if p in details}
+        self.optional = [(p, "" in v) for p, v in values.items()]
+
+    def miss(self, name: str, args: Mapping[str, Any]) -> Miss | None:
+        if name != self.name:
+            return "simple_function_checker:wrong_func_name", (
+                f"called {_short.repr(name)}, expected {self.name!r}"
+            )
+        for param in self.required:
+            if param not in args:
+                return "simple_function_checker:missing_required", (
+                    f"missing required parameter {param!r}"
+                )
+        for param, value in args.items():
+            spec = self.params.get(param)
+            if spec is None:
+                return "simple_function_checker:unexpected_param", (
+                    f"unexpected parameter {_short.repr(param)}"
+                )
+            miss = spec.miss(param, value)
+            if miss is not None:
+                return miss
+        for param, optional in self.optional:
+            if not optional and param not in args:
+                return "simple_function_checker:missing_optional", (
+                    f"parameter {param!r} not given and not optional"
+                )
+        return None
+
+
+def _decode(calls: Sequence[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], bool]:
+    """The calls with their arguments decoded as BFCL's FC handlers do (`json.loads`), and
+    whether every one decoded. A mapping is taken as already decoded."""
+    out: list[tuple[str, Any]] = []
+    for name, arguments in calls:
+        if isinstance(arguments, Mapping):
+            out.append((name, arguments if type(arguments) is dict else dict(arguments)))
+            continue
+        try:
+            out.append((name, json.loads(arguments)))
+        except (ValueError, RecursionError, TypeError):
+            return out, False
+    return out, True
+
+
+class CaseChecker:
+    """BFCL's verdict on one case's calls: `miss(calls)` is None (correct) or a `Miss`."""
+
+    def __init__(
+        self,
+        category: str,
+        functions: Sequence[Mapping[str, Any]],
+        answer: Sequence[Mapping[str, Any]],
+    ) -> None:
+        self.category = category
+        self.irrelevance = "irrelevance" in category
+        if self.irrelevance:
+            self.expected: list[_Expected] = []
+        elif "parallel" in category or "multiple" in category:
+            by_name: dict[str, Mapping[str, Any]] = {}
+            for function in functions:
+                by_name.setdefault(str(function["name"]), function)
+            self.expected = [_Expected(by_name[next(iter(a))], a) for a in answer]
+        else:
+            self.expected = [_Expected(functions[0], answer[0])]
+
+    def miss(self, calls: Sequence[tuple[str, Any]]) -> Miss | None:
+        decoded, whole = _decode(calls)
+        formatted = whole and all(type(args) is dict for _, args in decoded)
+        if self.irrelevance:
+            # eval_runner: a call list that decodes to function-call format is a failure.
+            if formatted and decoded:
+                return "irrelevance_error:decoder_success", (
+                    f"{len(decoded)} call(s) made where none was wanted"
+                )
+            return None
+        if not whole:
+            return "ast_decoder:decoder_failed", (f"call {len(decoded)}: arguments are not JSON")
+        if not formatted:
+            return "ast_decoder:decoder_wrong_output_format", "arguments are not a JSON object"
+        if "parallel" in self.category:
+            return self._parallel(decoded)
+        if "multiple" in self.category:
+            if len(decoded) != len(self.expected):
+                return "multiple_function_checker:wrong_count", (
+                    f"{len(decoded)} calls, expected {len(self.expected)}"
+                )
+            return self.expected[0].miss(*decoded[0])
+        if len(decoded) != 1:
+            return "simple_function_checker:wrong_count", f"{len(decoded)} calls, expected 1"
+        return self.expected[0].miss(*decoded[0])
+
+    def _parallel(self, decoded: list[tuple[str, Any]]) -> Miss | None:
+        if len(decoded) != len(self.expected):
+            return "parallel_function_checker_no_order:wrong_count", (
+                f"{len(decoded)} calls, expected {len(self.expected)}"
+            )
+        left = list(range(len(decoded)))
+        for n, expected in enumerate(self.expected):
+            last: Miss | None = None
+            for index in left:
+                last = expected.miss(*decoded[index])
+                if last is None:
+                    left.remove(index)
+                    break
+            if last is not None:
+                return "parallel_function_checker_no_order:cannot_find_match", (
+                    f"no call matches possible answer {n} (last: {last[0]})"
+                )
+        return None
