@@ -48,14 +48,15 @@ def reference_python() -> Path:
     return _cache() / f"bfcl-venv-{BFCL_VERSION}" / "bin" / "python"
 
 
-def job(case: BfclCase, calls: Sequence[tuple[str, str]], key: str = "") -> dict[str, Any]:
-    """One line for bfcl_reference.py: a case and the calls to judge."""
+def job(case: BfclCase, calls: Sequence[tuple[str, Any]], key: str = "") -> dict[str, Any]:
+    """One line for bfcl_reference.py: a case and the calls to judge (arguments given as a
+    dict are sent as the JSON a model would have written)."""
     return {
         "id": key or case.id,
         "category": case.category,
         "functions": case.functions,
         "answer": case.answer,
-        "calls": [list(c) for c in calls],
+        "calls": [[n, a if isinstance(a, str) else json.dumps(a)] for n, a in calls],
     }
 
 

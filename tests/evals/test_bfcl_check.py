@@ -12,101 +12,26 @@ import time
 from typing import Any
 
 import pytest
-
-from rig_nb.evals import BfclCase
-
-
-def fn(name: str, params: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-    return {
-        "name": name,
-        "description": f"{name} does something.",
-        "parameters": {"type": "dict", "properties": params, "required": required or []},
-    }
-
-
-AREA = fn(
-    "geometry.area",
-    {
-        "base": {"type": "integer", "description": "base"},
-        "height": {"type": "float", "description": "height"},
-        "unit": {"type": "string", "description": "unit"},
-    },
-    ["base", "height"],
+from bfcl_cases import (
+    AREA,
+    DICT_ANSWER,
+    DICT_RULES,
+    LIST_RULES,
+    LISTS,
+    OPTIONS,
+    SIMPLE,
+    SIMPLE_RULES,
+    TIME,
+    WEATHER,
+    call,
+    case,
+    fn,
 )
-AREA_ANSWER = [{"geometry.area": {"base": [10], "height": [5.0], "unit": ["square meters", ""]}}]
-
-
-def case(category: str, functions: list[dict[str, Any]], answer: list[dict[str, Any]]) -> BfclCase:
-    return BfclCase(
-        f"{category}_0",
-        category,
-        question=[{"role": "user", "content": "Do it."}],
-        functions=functions,
-        answer=answer,
-    )
-
-
-def call(name: str, **args: Any) -> tuple[str, str]:
-    return name, json.dumps(args)
-
-
-SIMPLE = case("simple_python", [AREA], AREA_ANSWER)
 
 
 @pytest.mark.parametrize(
     ("calls", "verdict"),
-    [
-        pytest.param([call("geometry_area", base=10, height=5.0)], "", id="optional-left-out"),
-        pytest.param([call("geometry_area", base=10, height=5)], "", id="int-for-float"),
-        pytest.param(
-            [call("geometry_area", base=10, height=5.0, unit="Square-Meters")],
-            "",
-            id="string-standardized",
-        ),
-        pytest.param(
-            [call("geometry.area", base=10, height=5.0)],
-            "simple_function_checker:wrong_func_name",
-            id="dot-not-underscore",
-        ),
-        pytest.param(
-            [call("geometry_area", base=10)],
-            "simple_function_checker:missing_required",
-            id="missing-required",
-        ),
-        pytest.param(
-            [call("geometry_area", base=10, height=5.0, color="red")],
-            "simple_function_checker:unexpected_param",
-            id="unexpected-param",
-        ),
-        pytest.param(
-            [call("geometry_area", base=10.0, height=5.0)], "type_error:simple", id="float-for-int"
-        ),
-        pytest.param(
-            [call("geometry_area", base=True, height=5.0)], "type_error:simple", id="bool-for-int"
-        ),
-        pytest.param(
-            [call("geometry_area", base=11, height=5.0)], "value_error:others", id="wrong-int"
-        ),
-        pytest.param(
-            [call("geometry_area", base=10, height=5.0, unit="feet")],
-            "value_error:string",
-            id="wrong-string",
-        ),
-        pytest.param([], "simple_function_checker:wrong_count", id="no-call"),
-        pytest.param(
-            [call("geometry_area", base=10, height=5.0)] * 2,
-            "simple_function_checker:wrong_count",
-            id="two-calls",
-        ),
-        pytest.param([("geometry_area", "{not json")], "ast_decoder:decoder_failed", id="non-json"),
-        pytest.param([("geometry_area", "")], "ast_decoder:decoder_failed", id="blank-args"),
-        pytest.param(
-            [("geometry_area", "[1, 2]")],
-            "ast_decoder:decoder_wrong_output_format",
-            id="args-not-object",
-        ),
-        pytest.param([("geometry_area", {"base": 10, "height": 5.0})], "", id="args-given-decoded"),
-    ],
+    SIMPLE_RULES,
 )
 def test_simple_rules(calls: list[tuple[str, Any]], verdict: str) -> None:
     assert SIMPLE.check(calls) == (verdict == "", verdict)
@@ -122,19 +47,9 @@ def test_a_missing_optional_without_empty_string_is_an_error() -> None:
     )
 
 
-LISTS = fn("stats.mean", {"values": {"type": "array", "items": {"type": "float"}}}, ["values"])
-
-
 @pytest.mark.parametrize(
     ("answer", "value", "verdict"),
-    [
-        pytest.param([[1.0, 2.0]], [1.0, 2.0], "", id="list-equal"),
-        pytest.param([[1.0, 2.0]], [2.0, 1.0], "value_error:list/tuple", id="list-order-matters"),
-        pytest.param([[1.0, 2.0]], [1, 2], "type_error:nested", id="nested-int-for-float"),
-        pytest.param([[1.0, 2.0]], ["a"], "type_error:nested", id="nested-wrong-type"),
-        pytest.param([[1.0, 2.0]], "1,2", "type_error:simple", id="string-for-list"),
-        pytest.param([[1.0], ""], [], "", id="empty-string-stands-for-empty-list"),
-    ],
+    LIST_RULES,
 )
 def test_list_rules(answer: list[Any], value: Any, verdict: str) -> None:
     c = case("simple_python", [LISTS], [{"stats.mean": {"values": answer}}])
@@ -147,23 +62,12 @@ def test_string_lists_are_standardized_item_by_item() -> None:
     assert c.check([call("tag", names=["new-york", "LOS ANGELES"])]) == (True, "")
 
 
-OPTIONS = fn("configure", {"options": {"type": "dict", "properties": {}}}, ["options"])
-
-
 @pytest.mark.parametrize(
     ("value", "verdict"),
-    [
-        pytest.param({"mode": "Fast", "level": 2}, "", id="dict-standardized"),
-        pytest.param({"mode": "fast"}, "", id="optional-key-left-out"),
-        pytest.param({"mode": "slow"}, "value_error:dict_value", id="dict-value"),
-        pytest.param({"mode": "fast", "extra": 1}, "value_error:dict_key", id="unexpected-key"),
-        pytest.param({"level": 2}, "value_error:dict_key", id="missing-key"),
-        pytest.param({"mode": "slow", "extra": 1}, "value_error:dict_value", id="first-failure"),
-    ],
+    DICT_RULES,
 )
 def test_dict_rules(value: dict[str, Any], verdict: str) -> None:
-    answer = [{"configure": {"options": [{"mode": ["fast"], "level": [2, ""]}]}}]
-    c = case("simple_python", [OPTIONS], answer)
+    c = case("simple_python", [OPTIONS], DICT_ANSWER)
     assert c.check([call("configure", options=value)]) == (verdict == "", verdict)
 
 
@@ -175,10 +79,6 @@ def test_a_dict_check_reports_a_missing_key_after_a_wrong_value() -> None:
         False,
         "value_error:dict_key",
     )
-
-
-WEATHER = fn("weather", {"city": {"type": "string"}}, ["city"])
-TIME = fn("local_time", {"city": {"type": "string"}}, ["city"])
 
 
 def test_parallel_calls_match_in_any_order() -> None:
