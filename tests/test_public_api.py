@@ -73,6 +73,7 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
             "rig_nb.widgets", ["TraceView", "ProbePanel", "LeakLab", "CompareView"], id="widgets"
         ),
         pytest.param("rig_nb.demo", ["DemoServer"], id="demo"),
+        pytest.param("rig_nb.evals", ["BfclCase", "bfcl_scenarios", "load_bfcl"], id="evals"),
     ],
 )
 def test_the_other_public_modules(module: str, names: list[str]) -> None:
