@@ -4,12 +4,11 @@
 
 from __future__ import annotations
 
-import functools
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ...scenarios import CallScenario
 from ...tool import Tool
@@ -111,10 +110,17 @@ class BfclCase:
         if len(set(converted)) != len(converted):
             raise ValueError(f"case {self.id!r}: two functions share a name once dots are _")
 
-    @functools.cached_property
+    @property
     def tools(self) -> tuple[Tool, ...]:
         """Each function doc as a Tool (a dot in a name as `_`, BFCL's types as JSON
         Schema's); calling one is an error: BFCL's calls are judged, not run."""
+        made = self.__dict__.get("_tools")
+        if made is None:
+            made = self._make_tools()
+            object.__setattr__(self, "_tools", made)  # made once; not a field
+        return cast("tuple[Tool, ...]", made)
+
+    def _make_tools(self) -> tuple[Tool, ...]:
         return tuple(
             Tool(
                 name=str(f["name"]).replace(".", "_"),
@@ -125,9 +131,15 @@ class BfclCase:
             for f in self.functions
         )
 
-    @functools.cached_property
+    @property
     def _checker(self) -> CaseChecker:
-        return CaseChecker(self.category, self.functions, self.answer)
+        made = self.__dict__.get("_prepared")
+        if made is None:
+            # The answers standardized once, when first judged (functools.cached_property
+            # costs more than the preparation of a small case).
+            made = CaseChecker(self.category, self.functions, self.answer)
+            object.__setattr__(self, "_prepared", made)
+        return cast(CaseChecker, made)
 
     def judge(self, calls: Sequence[tuple[str, Any]]) -> Miss | None:
         """BFCL's verdict with a short reason: None when correct, else (error type, reason)."""

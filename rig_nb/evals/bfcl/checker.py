@@ -59,11 +59,6 @@ def _std(value: Any) -> Any:
     return standardize(value) if type(value) is str else value
 
 
-def _as_any(value: Any) -> Any:
-    """`value` untyped again: `type(value) is some_type` narrows it to object for mypy."""
-    return value
-
-
 def _first_type(values: Sequence[Any]) -> type | None:
     """BFCL's get_possible_answer_type: the type of the first value that is not ""."""
     for value in values:
@@ -129,37 +124,71 @@ def _dict_miss(value: Any, answers: Sequence[_DictAnswer | None]) -> str | None:
 
 
 class _Param:
-    """One parameter of one expected call: its declared type and possible values, prepared."""
+    """One parameter of one expected call: its declared type and possible values, with what
+    its value check needs prepared once (standardized strings, lists or dicts)."""
+
+    __slots__ = (
+        "answer_type",
+        "declared",
+        "dicts",
+        "expected",
+        "float",
+        "items",
+        "kind",
+        "list_dicts",
+        "lists",
+        "nested",
+        "strs",
+        "values",
+        "variable",
+    )
 
     def __init__(self, declared: Mapping[str, Any], values: Sequence[Any]) -> None:
         self.declared = str(declared["type"])
-        self.expected = PYTHON_TYPES[self.declared]
-        self.nested: type | None = None
+        # Any, not type: `type(value) is self.expected` must not narrow value for mypy.
+        self.expected: Any = PYTHON_TYPES[self.declared]
+        self.nested: Any = None
         if self.declared in _NESTED:
             self.nested = PYTHON_TYPES[declared["items"]["type"]]
+        self.float = self.declared == "float"
         self.values = list(values)
-        self.answer_type = _first_type(self.values)
+        self.answer_type: Any = _first_type(self.values)
         self.variable = self.answer_type is not None and self.answer_type is not self.expected
         # Per possible value: is it a list, and the type of its first element that is not "".
-        self.items = [
-            (type(v) is list, _first_type(v) if type(v) is list else None) for v in values
-        ]
-        self.strs = frozenset(standardize(v) for v in self.values if type(v) is str)
-        self.lists = [
-            [_std(v) for v in candidate]
-            for candidate in self.values
-            if isinstance(candidate, (list, str))
-        ]
-        self.dicts = [
-            _DictAnswer.of(v) if isinstance(v, dict) else None for v in self.values if v != ""
-        ]
-        self.list_dicts = [
-            [
-                _DictAnswer.of(d) if isinstance(d, dict) else None
-                for d in (v if isinstance(v, (list, str)) else ())
+        self.items = (
+            [(type(v) is list, _first_type(v) if type(v) is list else None) for v in values]
+            if self.nested is not None
+            else []
+        )
+        # How a value of the declared type is compared (BFCL's special cases, in its order).
+        expected = self.expected
+        if expected is dict:
+            self.kind = "dict"
+            self.dicts = [
+                _DictAnswer.of(v) if isinstance(v, dict) else None for v in self.values if v != ""
             ]
-            for v in self.values
-        ]
+        elif expected is list and self.nested is dict:
+            self.kind = "list_dict"
+            self.list_dicts = [
+                [
+                    _DictAnswer.of(d) if isinstance(d, dict) else None
+                    for d in (v if isinstance(v, (list, str)) else ())
+                ]
+                for v in self.values
+            ]
+        elif expected is str:
+            self.kind = "str"
+            self.strs = frozenset(standardize(v) for v in self.values if type(v) is str)
+        elif expected is list:
+            self.kind = "list"
+            # A "" among the values standardizes to [] (BFCL iterates it), a str to its chars.
+            self.lists = [
+                [_std(v) for v in candidate]
+                for candidate in self.values
+                if isinstance(candidate, (list, str))
+            ]
+        else:
+            self.kind = "other"
 
     def _nested_ok(self, value: Any) -> bool:
         nested = self.nested
@@ -172,17 +201,17 @@ class _Param:
 
     def miss(self, name: str, value: Any) -> Miss | None:
         """BFCL's type_checker and value checks for one argument of the model's."""
-        if self.declared == "float" and type(value) is int:
+        if self.float and type(value) is int:
             try:
                 value = float(value)
             except OverflowError:  # BFCL raises here
                 return "type_error:simple", f"{name!r}: an int too large for a float"
         variable = self.variable
-        value = _as_any(value)
-        if type(value) is self.expected and (self.nested is None or self._nested_ok(value)):
+        kind = type(value)
+        if kind is self.expected and (self.nested is None or self._nested_ok(value)):
             pass
-        elif self.answer_type is not None and type(value) is self.answer_type:
-            if type(value) is self.expected:
+        elif self.answer_type is not None and kind is self.answer_type:
+            if kind is self.expected:
                 # The nested check failed, and BFCL's fall-through keeps its error type.
                 return "type_error:nested", (
                     f"{name!r}: an item of {_short.repr(value)} is not of the declared type"
@@ -190,25 +219,23 @@ class _Param:
             variable = True
         else:
             return "type_error:simple", (
-                f"{name!r}: expected {self.declared}, got {type(value).__name__} "
-                f"{_short.repr(value)}"
+                f"{name!r}: expected {self.declared}, got {kind.__name__} {_short.repr(value)}"
             )
         if not variable:
-            value = _as_any(value)
-            expected = self.expected
-            if expected is dict:
-                error = _dict_miss(value, self.dicts)
-                return None if error is None else (error, f"{name!r}: {_short.repr(value)}")
-            if expected is list and self.nested is dict:
-                error = self._list_dict_miss(value)
-                return None if error is None else (error, f"{name!r}: {_short.repr(value)}")
-            if expected is str:
+            check = self.kind
+            if check == "str":
                 if standardize(value) in self.strs:
                     return None
                 return "value_error:string", (
                     f"{name!r}: {_short.repr(value)} is not one of {_short.repr(self.values)}"
                 )
-            if expected is list:
+            if check == "dict":
+                error = _dict_miss(value, self.dicts)
+                return None if error is None else (error, f"{name!r}: {_short.repr(value)}")
+            if check == "list_dict":
+                error = self._list_dict_miss(value)
+                return None if error is None else (error, f"{name!r}: {_short.repr(value)}")
+            if check == "list":
                 if [_std(v) for v in value] in self.lists:
                     return None
                 return "value_error:list/tuple", (
@@ -238,6 +265,8 @@ class _Param:
 
 class _Expected:
     """One expected call: BFCL's simple_function_checker against one function doc and answer."""
+
+    __slots__ = ("name", "optional", "params", "required")
 
     def __init__(self, function: Mapping[str, Any], answer: Mapping[str, Any]) -> None:
         self.name = str(function["name"]).replace(".", "_")
@@ -275,19 +304,37 @@ class _Expected:
         return None
 
 
-def _decode(calls: Sequence[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], bool]:
-    """The calls with their arguments decoded as BFCL's FC handlers do (`json.loads`), and
-    whether every one decoded. A mapping is taken as already decoded."""
+_raw_decode = json.JSONDecoder().raw_decode
+# What json.loads skips around a document: JSON's own whitespace, no other.
+_JSON_SPACE = " \t\n\r"
+
+
+def _decode(calls: Sequence[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], bool, bool]:
+    """The calls with their arguments decoded as BFCL's FC handlers do (`json.loads`);
+    whether every one decoded; whether every one is a JSON object. A mapping is taken as
+    already decoded."""
     out: list[tuple[str, Any]] = []
+    objects = True
     for name, arguments in calls:
-        if isinstance(arguments, Mapping):
-            out.append((name, arguments if type(arguments) is dict else dict(arguments)))
-            continue
-        try:
-            out.append((name, json.loads(arguments)))
-        except (ValueError, RecursionError, TypeError):
-            return out, False
-    return out, True
+        if type(arguments) is str:
+            inner = arguments.strip(_JSON_SPACE)
+            try:
+                args, end = _raw_decode(inner)
+            except (ValueError, RecursionError):
+                return out, False, False
+            if end != len(inner):
+                return out, False, False
+        elif isinstance(arguments, Mapping):
+            args = arguments if type(arguments) is dict else dict(arguments)
+        else:
+            try:
+                args = json.loads(arguments)
+            except (ValueError, RecursionError, TypeError):
+                return out, False, False
+        if type(args) is not dict:
+            objects = False
+        out.append((name, args))
+    return out, True, objects
 
 
 class CaseChecker:
@@ -301,6 +348,8 @@ class CaseChecker:
     ) -> None:
         self.category = category
         self.irrelevance = "irrelevance" in category
+        self.parallel = "parallel" in category
+        self.multiple = not self.parallel and "multiple" in category
         if self.irrelevance:
             self.expected: list[_Expected] = []
         elif "parallel" in category or "multiple" in category:
@@ -312,8 +361,7 @@ class CaseChecker:
             self.expected = [_Expected(functions[0], answer[0])]
 
     def miss(self, calls: Sequence[tuple[str, Any]]) -> Miss | None:
-        decoded, whole = _decode(calls)
-        formatted = whole and all(type(args) is dict for _, args in decoded)
+        decoded, whole, formatted = _decode(calls)
         if self.irrelevance:
             # eval_runner: a call list that decodes to function-call format is a failure.
             if formatted and decoded:
@@ -325,9 +373,9 @@ class CaseChecker:
             return "ast_decoder:decoder_failed", (f"call {len(decoded)}: arguments are not JSON")
         if not formatted:
             return "ast_decoder:decoder_wrong_output_format", "arguments are not a JSON object"
-        if "parallel" in self.category:
+        if self.parallel:
             return self._parallel(decoded)
-        if "multiple" in self.category:
+        if self.multiple:
             if len(decoded) != len(self.expected):
                 return "multiple_function_checker:wrong_count", (
                     f"{len(decoded)} calls, expected {len(self.expected)}"
