@@ -28,7 +28,7 @@ from typing import Any
 
 from common import ROOT, Figure, run_alone
 
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "evals")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from bfcl_data import REFERENCE, bfcl_data_dir, job, reference_python  # noqa: E402
 

@@ -192,3 +192,31 @@ def test_deep_nesting_fails_to_decode_as_in_bfcl() -> None:
     assert SIMPLE.check([("geometry_area", deep)]) == (False, "ast_decoder:decoder_failed")
     nested = '{"base": ' + "[" * 500 + "]" * 500 + ', "height": 5.0}'
     assert SIMPLE.check([("geometry_area", nested)]) == (False, "type_error:simple")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"base": 10, "height": 5}',
+        ' \t\n{"base": 10, "height": 5}\r\n ',
+        '\u00a0{"base": 10, "height": 5}',
+        '\ufeff{"base": 10, "height": 5}',
+        '{"base": 10, "height": 5} x',
+        '{"base": 10, "height": 5}{}',
+        '{"base": NaN, "height": 5}',
+        "",
+        "   ",
+        "null",
+        '"text"',
+        '{"base": 1' + "0" * 5000 + ', "height": 5}',
+    ],
+)
+def test_arguments_decode_exactly_as_json_loads(text: str) -> None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        expected = "ast_decoder:decoder_failed"
+    else:
+        expected = "" if isinstance(value, dict) else "ast_decoder:decoder_wrong_output_format"
+    verdict = SIMPLE.check([("geometry_area", text)])[1]
+    assert verdict == expected or (expected == "" and not verdict.startswith("ast_decoder"))

@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from ...scenarios import CallScenario
 from ...tool import Tool
-from .checker import CaseChecker, Miss
+from .checker import CaseChecker, explain
 from .data import (
     answer_path,
     answer_problem,
@@ -141,9 +141,10 @@ class BfclCase:
             object.__setattr__(self, "_prepared", made)
         return cast(CaseChecker, made)
 
-    def judge(self, calls: Sequence[tuple[str, Any]]) -> Miss | None:
+    def judge(self, calls: Sequence[tuple[str, Any]]) -> tuple[str, str] | None:
         """BFCL's verdict with a short reason: None when correct, else (error type, reason)."""
-        return self._checker.miss(calls)
+        miss = self._checker.miss(calls)
+        return None if miss is None else (miss[0], explain(miss))
 
     def check(self, calls: Sequence[tuple[str, Any]]) -> tuple[bool, str]:
         """BFCL's AST check of the model's calls, `(name, arguments)` pairs as made (the
@@ -166,7 +167,7 @@ class BfclCase:
         )
 
     def _row_verdict(self, calls: Sequence[tuple[str, Any]]) -> tuple[bool, str]:
-        miss = self._checker.miss(calls)
+        miss = self.judge(calls)
         return (True, "") if miss is None else (False, f"{miss[0]}: {miss[1]}")
 
 

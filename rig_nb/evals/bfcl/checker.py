@@ -19,12 +19,13 @@ this answers the nearest error type instead: `type_error:nested`, `type_error:si
 from __future__ import annotations
 
 import json
+import json.scanner
 import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-__all__ = ["PYTHON_TYPES", "CaseChecker", "Miss", "standardize"]
+__all__ = ["PYTHON_TYPES", "CaseChecker", "Miss", "explain", "standardize"]
 
 # BFCL's PYTHON_TYPE_MAPPING: the types its checker knows ("any" is checked as a string).
 PYTHON_TYPES: dict[str, type] = {
@@ -40,14 +41,26 @@ PYTHON_TYPES: dict[str, type] = {
 _NESTED = ("array", "tuple")
 # BFCL's standardize_string removes these before lowercasing.
 _DROP = str.maketrans("", "", " ,./-_*^")
-# (error type, short reason); None is a pass.
-Miss = tuple[str, str]
+# (error type, (reason template, values)); None is a pass. The reason is formatted only
+# when asked for (`explain`): `check` needs the type alone, and a bounded repr costs more
+# than the check.
+Miss = tuple[str, tuple[Any, ...]]
 
 _short = reprlib.Repr()
 _short.maxstring = 60
 _short.maxother = 60
 _short.maxlist = _short.maxdict = _short.maxtuple = 6
 _short.maxlevel = 3
+
+
+_NOT_ONE_OF = "{}: {} is not one of {}"
+_COUNT = "{} calls, expected {}"
+
+
+def explain(miss: Miss) -> str:
+    """A miss's short reason, every value's repr bounded."""
+    template, *values = miss[1]
+    return str(template).format(*(_short.repr(v) for v in values))
 
 
 def standardize(text: str) -> str:
@@ -205,7 +218,7 @@ class _Param:
             try:
                 value = float(value)
             except OverflowError:  # BFCL raises here
-                return "type_error:simple", f"{name!r}: an int too large for a float"
+                return "type_error:simple", ("{}: an int too large for a float", name)
         variable = self.variable
         kind = type(value)
         if kind is self.expected and (self.nested is None or self._nested_ok(value)):
@@ -214,37 +227,31 @@ class _Param:
             if kind is self.expected:
                 # The nested check failed, and BFCL's fall-through keeps its error type.
                 return "type_error:nested", (
-                    f"{name!r}: an item of {_short.repr(value)} is not of the declared type"
+                    "{}: an item of {} is not of the declared type",
+                    name,
+                    value,
                 )
             variable = True
         else:
-            return "type_error:simple", (
-                f"{name!r}: expected {self.declared}, got {kind.__name__} {_short.repr(value)}"
-            )
+            return "type_error:simple", ("{}: expected {}, got {}", name, self.declared, value)
         if not variable:
             check = self.kind
             if check == "str":
                 if standardize(value) in self.strs:
                     return None
-                return "value_error:string", (
-                    f"{name!r}: {_short.repr(value)} is not one of {_short.repr(self.values)}"
-                )
+                return "value_error:string", (_NOT_ONE_OF, name, value, self.values)
             if check == "dict":
                 error = _dict_miss(value, self.dicts)
-                return None if error is None else (error, f"{name!r}: {_short.repr(value)}")
+                return None if error is None else (error, ("{}: {}", name, value))
             if check == "list_dict":
                 error = self._list_dict_miss(value)
-                return None if error is None else (error, f"{name!r}: {_short.repr(value)}")
+                return None if error is None else (error, ("{}: {}", name, value))
             if check == "list":
                 if [_std(v) for v in value] in self.lists:
                     return None
-                return "value_error:list/tuple", (
-                    f"{name!r}: {_short.repr(value)} is not one of {_short.repr(self.values)}"
-                )
+                return "value_error:list/tuple", (_NOT_ONE_OF, name, value, self.values)
         if value not in self.values:
-            return "value_error:others", (
-                f"{name!r}: {_short.repr(value)} is not one of {_short.repr(self.values)}"
-            )
+            return "value_error:others", (_NOT_ONE_OF, name, value, self.values)
         return None
 
     def _list_dict_miss(self, value: Any) -> str | None:
@@ -280,18 +287,22 @@ class _Expected:
     def miss(self, name: str, args: Mapping[str, Any]) -> Miss | None:
         if name != self.name:
             return "simple_function_checker:wrong_func_name", (
-                f"called {_short.repr(name)}, expected {self.name!r}"
+                "called {}, expected {}",
+                name,
+                self.name,
             )
         for param in self.required:
             if param not in args:
                 return "simple_function_checker:missing_required", (
-                    f"missing required parameter {param!r}"
+                    "missing required parameter {}",
+                    param,
                 )
         for param, value in args.items():
             spec = self.params.get(param)
             if spec is None:
                 return "simple_function_checker:unexpected_param", (
-                    f"unexpected parameter {_short.repr(param)}"
+                    "unexpected parameter {}",
+                    param,
                 )
             miss = spec.miss(param, value)
             if miss is not None:
@@ -299,14 +310,29 @@ class _Expected:
         for param, optional in self.optional:
             if not optional and param not in args:
                 return "simple_function_checker:missing_optional", (
-                    f"parameter {param!r} not given and not optional"
+                    "parameter {} not given and not optional",
+                    param,
                 )
         return None
 
 
-_raw_decode = json.JSONDecoder().raw_decode
+# json.loads' own scanner, called directly: json.loads' verdicts without its Python frames.
+# (typeshed types the C scanner's constructor as taking itself.)
+_scan = cast(Any, json.scanner.make_scanner)(json.JSONDecoder())
 # What json.loads skips around a document: JSON's own whitespace, no other.
 _JSON_SPACE = " \t\n\r"
+
+
+def _loads(text: str) -> Any:
+    """json.loads(text) for a str: the value, or ValueError / RecursionError."""
+    start = 0 if text[:1] not in _JSON_SPACE else len(text) - len(text.lstrip(_JSON_SPACE))
+    try:
+        value, end = _scan(text, start)
+    except StopIteration:
+        raise ValueError("expecting a value") from None
+    if end != len(text) and text[end:].strip(_JSON_SPACE):
+        raise ValueError("extra data")
+    return value
 
 
 def _decode(calls: Sequence[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], bool, bool]:
@@ -316,21 +342,15 @@ def _decode(calls: Sequence[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], bo
     out: list[tuple[str, Any]] = []
     objects = True
     for name, arguments in calls:
-        if type(arguments) is str:
-            inner = arguments.strip(_JSON_SPACE)
-            try:
-                args, end = _raw_decode(inner)
-            except (ValueError, RecursionError):
-                return out, False, False
-            if end != len(inner):
-                return out, False, False
-        elif isinstance(arguments, Mapping):
-            args = arguments if type(arguments) is dict else dict(arguments)
-        else:
-            try:
+        try:
+            if type(arguments) is str:
+                args = _loads(arguments)
+            elif isinstance(arguments, Mapping):
+                args = arguments if type(arguments) is dict else dict(arguments)
+            else:
                 args = json.loads(arguments)
-            except (ValueError, RecursionError, TypeError):
-                return out, False, False
+        except (ValueError, RecursionError, TypeError):
+            return out, False, False
         if type(args) is not dict:
             objects = False
         out.append((name, args))
@@ -366,29 +386,34 @@ class CaseChecker:
             # eval_runner: a call list that decodes to function-call format is a failure.
             if formatted and decoded:
                 return "irrelevance_error:decoder_success", (
-                    f"{len(decoded)} call(s) made where none was wanted"
+                    "{} call(s) made where none was wanted",
+                    len(decoded),
                 )
             return None
         if not whole:
-            return "ast_decoder:decoder_failed", (f"call {len(decoded)}: arguments are not JSON")
+            return "ast_decoder:decoder_failed", ("call {}: arguments are not JSON", len(decoded))
         if not formatted:
-            return "ast_decoder:decoder_wrong_output_format", "arguments are not a JSON object"
+            return "ast_decoder:decoder_wrong_output_format", ("arguments are not a JSON object",)
         if self.parallel:
             return self._parallel(decoded)
         if self.multiple:
             if len(decoded) != len(self.expected):
                 return "multiple_function_checker:wrong_count", (
-                    f"{len(decoded)} calls, expected {len(self.expected)}"
+                    _COUNT,
+                    len(decoded),
+                    len(self.expected),
                 )
             return self.expected[0].miss(*decoded[0])
         if len(decoded) != 1:
-            return "simple_function_checker:wrong_count", f"{len(decoded)} calls, expected 1"
+            return "simple_function_checker:wrong_count", (_COUNT, len(decoded), 1)
         return self.expected[0].miss(*decoded[0])
 
     def _parallel(self, decoded: list[tuple[str, Any]]) -> Miss | None:
         if len(decoded) != len(self.expected):
             return "parallel_function_checker_no_order:wrong_count", (
-                f"{len(decoded)} calls, expected {len(self.expected)}"
+                _COUNT,
+                len(decoded),
+                len(self.expected),
             )
         left = list(range(len(decoded)))
         for n, expected in enumerate(self.expected):
@@ -400,6 +425,8 @@ class CaseChecker:
                     break
             if last is not None:
                 return "parallel_function_checker_no_order:cannot_find_match", (
-                    f"no call matches possible answer {n} (last: {last[0]})"
+                    "no call matches possible answer {} (last miss: {})",
+                    n,
+                    last[0],
                 )
         return None

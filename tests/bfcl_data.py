@@ -19,8 +19,8 @@ from typing import Any
 from rig_nb.evals import BfclCase
 from rig_nb.evals.bfcl import BFCL_VERSION
 
-REPO = Path(__file__).resolve().parents[2]
-REFERENCE = Path(__file__).resolve().parent / "bfcl_reference.py"
+REPO = Path(__file__).resolve().parents[1]
+REFERENCE = REPO / "tests" / "evals" / "bfcl_reference.py"
 
 
 def _cache() -> Path:
