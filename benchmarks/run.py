@@ -39,6 +39,7 @@ SECTIONS = {
     "dialects": "dialects",
     "compare": "compare_bench",
     "load": "load_bench",
+    "bfcl": "bfcl_bench",
     "traceview": "traceview",
     "report": "report_bench",
     "pictures": "pictures_bench",

@@ -36,6 +36,7 @@ from .scenarios import (
     EVALUATION_SCENARIOS,
     NOT_AN_ANSWER,
     RUNNERS,
+    CallScenario,
     Endpoint,
     Runner,
     Scenario,
@@ -55,12 +56,15 @@ __all__ = [
     "EVALUATION_SCENARIOS",
     "NOT_AN_ANSWER",
     "RUNNERS",
+    "CallScenario",
     "Endpoint",
     "Runner",
     "Scenario",
     "ScenarioResult",
     "compare",
     "compare_rows",
+    "group_cell",
+    "has_groups",
     "run_scenario",
     "summarize",
     "summary_cell",
@@ -70,6 +74,7 @@ COLUMNS = [
     "endpoint",
     "model",
     "scenario",
+    "group",
     "repeat",
     "load",
     "copy",
@@ -188,6 +193,7 @@ def _row(endpoint: Endpoint, job: Job, result: ScenarioResult) -> dict[str, Any]
         "endpoint": endpoint.name,
         "model": endpoint.model,
         "scenario": job.named.name,
+        "group": job.named.group,
         "repeat": job.repeat,
         "load": job.load,
         "copy": job.copy,
@@ -466,15 +472,32 @@ def summary_cell(ok: int, n: int, median: float) -> str:
     return f"{ok}/{n} ok{marks}, {median:.2f} s"
 
 
-def summarize(df: pd.DataFrame) -> pd.DataFrame:
+def has_groups(df: pd.DataFrame) -> bool:
+    """Whether any row of a compare frame carries a group (`summarize(df, by="group")`)."""
+    return "group" in df.columns and bool((df["group"].astype(str) != "").any())
+
+
+def group_cell(ok: int, n: int) -> str:
+    """One cell of `summarize(df, by="group")`: "k/n ok (p%)", the percentage rounded down
+    (199/200 is 99%, never 100%)."""
+    return f"{ok}/{n} ok ({100 * ok // n if n else 0}%)"
+
+
+def summarize(df: pd.DataFrame, by: str = "scenario") -> pd.DataFrame:
     """One row per scenario, one column per endpoint: "k/n ok", `pass^k` when every one of
     k > 1 repeats was ok or `flaky` when only some were, and the median latency.
 
     A load sweep (several levels, or one above 1) gets one row per (endpoint,
-    scenario, load) instead: `rig_nb.load.LOAD_SUMMARY_COLUMNS`.
+    scenario, load) instead: `rig_nb.load.LOAD_SUMMARY_COLUMNS`. `by="group"`: one row
+    per group (a BFCL category; "" for scenarios without one), one column per endpoint,
+    cells "k/n ok (p%)".
     """
     import pandas as pd
 
+    if by == "group":
+        return _by_group(df)
+    if by != "scenario":
+        raise ValueError(f'summarize: by must be "scenario" or "group", got {by!r}')
     if "load" in df.columns and len(df) and is_sweep(sorted({int(v) for v in df["load"]})):
         return load_summary(df)
 
@@ -501,5 +524,29 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
         for e in endpoints
     }
     out = pd.DataFrame(cells, index=pd.Index(scenarios, name="scenario"))
+    out.columns.name = "endpoint"
+    return cast("pd.DataFrame", out)
+
+
+def _by_group(df: pd.DataFrame) -> pd.DataFrame:
+    import pandas as pd
+
+    if "group" not in df.columns:
+        raise ValueError('summarize(by="group") needs a frame with a "group" column')
+    frame = pd.DataFrame({c: df[c].to_numpy() for c in ("endpoint", "group", "outcome")})
+    frame["ok"] = frame["outcome"] == "ok"
+    stats = frame.groupby(["group", "endpoint"], sort=False)["ok"].agg(["sum", "size"])
+    groups = list(dict.fromkeys(frame["group"]))
+    endpoints = list(dict.fromkeys(frame["endpoint"]))
+    cells = {
+        e: [
+            group_cell(int(stats.at[(g, e), "sum"]), int(stats.at[(g, e), "size"]))
+            if (g, e) in stats.index
+            else ""
+            for g in groups
+        ]
+        for e in endpoints
+    }
+    out = pd.DataFrame(cells, index=pd.Index(groups, name="group"))
     out.columns.name = "endpoint"
     return cast("pd.DataFrame", out)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .errors import NoToolCallingError, OutputLimitError, RigError
-from .record import finalizing, record_round
-from .trace import Iteration, ToolCallRecord, Trace
+from .record import as_received, finalizing, record_round
+from .trace import Iteration, Trace
 from .wire import Request, ToolSpec, Turn
 
 if TYPE_CHECKING:
@@ -68,13 +68,8 @@ def probe(
         if reply.finish_reason == "length":
             raise OutputLimitError("probe reply hit the output token limit before a tool call")
         names = [c.name for c in reply.tool_calls]
-        for call in reply.tool_calls:
-            # Recorded as received, never run: the trace shows what the endpoint called.
-            it.tool_calls.append(
-                ToolCallRecord(
-                    id=call.id, received_id=call.id, name=call.name, arguments=call.arguments
-                )
-            )
+        # Recorded as received, never run: the trace shows what the endpoint called.
+        it.tool_calls.extend(as_received(reply.tool_calls))
         if not names:
             raise NoToolCallingError("backend did not return a tool call: the reply had none")
         if not all(names):

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 from .content import decode_json_object, split_reasoning, strip_with_shape, text_for_calls
 from .dialects import DIALECTS, has_text_tool_calls, leak_dialects
 from .errors import RigError
-from .trace import Iteration, Trace
-from .wire import Reply, Request
+from .trace import Iteration, ToolCallRecord, Trace
+from .wire import Call, Reply, Request
 
 if TYPE_CHECKING:
     from .backend import Backend
 
 __all__ = [
+    "as_received",
     "CONTEXT_TRUNCATED",
     "LIVE_INTERVAL_S",
     "describe",
@@ -224,13 +225,16 @@ def record_one(
 
 
 @contextmanager
-def finalizing(trace: Trace, goal: str = "answer", judge: Judge | None = None) -> Iterator[None]:
+def finalizing(
+    trace: Trace, goal: str | tuple[str, ...] = "answer", judge: Judge | None = None
+) -> Iterator[None]:
     """Finish `trace` however the block ends: outcome, elapsed, the error, exc.trace, notify.
 
     The outcome is "ok" only when the block returned, the last turn ended in `goal`
-    ("answer" for a run, "tool_calls" for the probe) and `judge` (a caller's goal, such as
-    compare's expected answer) passed it: `judge(trace)` returns None, or (outcome, why)
-    for an answer that misses the goal, or raises a RigError (its class is the outcome).
+    ("answer" for a run, "tool_calls" for the probe; a tuple: any of those endings) and
+    `judge` (a caller's goal, such as compare's expected answer) passed it: `judge(trace)`
+    returns None, or (outcome, why) for an answer that misses the goal, or raises a
+    RigError (its class is the outcome).
     A block that returned otherwise gets the last turn's ending (`text_tool_calls`,
     `reasoning_only`, `empty`, ...), and one that raised gets the error's class name. A
     run with a context_cut iteration is `context_truncated` either way: its answer was
@@ -243,8 +247,9 @@ def finalizing(trace: Trace, goal: str = "answer", judge: Judge | None = None) -
     try:
         yield
         ended = trace.ending
-        trace.outcome = "ok" if ended == goal else (ended or "empty")
-        missed = judge(trace) if judge is not None and ended == goal else None
+        reached = ended in goal if isinstance(goal, tuple) else ended == goal
+        trace.outcome = "ok" if reached else (ended or "empty")
+        missed = judge(trace) if judge is not None and reached else None
         if missed is not None:
             trace.outcome, trace.iterations[-1].error = missed
         if any(it.context_cut for it in trace.iterations):
@@ -262,3 +267,11 @@ def finalizing(trace: Trace, goal: str = "answer", judge: Judge | None = None) -
     finally:
         trace.elapsed_s = time.perf_counter() - start
         trace.notify()
+
+
+def as_received(calls: list[Call]) -> list[ToolCallRecord]:
+    """A reply's calls recorded as the endpoint sent them (blank arguments stay blank), never
+    run: what a probe or a judged scenario shows it called."""
+    return [
+        ToolCallRecord(id=c.id, received_id=c.id, name=c.name, arguments=c.arguments) for c in calls
+    ]

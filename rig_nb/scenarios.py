@@ -1,29 +1,35 @@
 """What compare runs: endpoints, scenarios, the runners of each scenario kind, one pair's run.
 
 A scenario is plain data (`Scenario`); its kind picks a runner in `RUNNERS`
-(register more there). `run_scenario` runs one pair and never raises: every
-failure is the result's outcome. `rig_nb.compare` runs them all and makes
-the DataFrame; every name here is importable from there too.
+(register more there): "probe", "run" (the tool loop), "calls" (one request whose
+calls are judged, never run: `CallScenario`, what `rig_nb.evals` makes).
+`run_scenario` runs one pair and never raises: every failure is the result's outcome.
+`rig_nb.compare` runs them all and makes the DataFrame; every name here is importable
+from there too.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from .agentic import AGENTIC_ANSWER, AGENTIC_SYSTEM, AGENTIC_TASK, agentic_tools
 from .client import Client
 from .content import decode_json_object
-from .errors import NoToolCallingError
+from .errors import NoToolCallingError, RigError
 from .loop import RunOptions, RunRequest, check_request, run_trace
+from .record import as_received, finalizing, record_round
 from .redact import Redactor
 from .tool import Tool
-from .trace import Trace
+from .trace import Iteration, Trace
+from .wire import Request, ToolSpec, Turn, clean
+from .wire.thinking import with_thinking
 
 __all__ = [
     "ADD_TOOL",
+    "CallScenario",
     "DEFAULT_SCENARIOS",
     "EVALUATION_SCENARIOS",
     "NOT_AN_ANSWER",
@@ -64,6 +70,7 @@ class Scenario(RunOptions):
     decodes the final text with `decode_json_object`; `require_tool_call`
     counts a run that never called a tool as a failure; `expect_answer` is
     text the final answer must contain (outcome `wrong_answer` otherwise).
+    `group` is a label compare's rows carry (`summarize(df, by="group")`), "" for none.
     `response_format` is sent as is (`{"type": "json_schema", ...}`); a value
     that is not a dict, an unknown type or over 64 KB fails the scenario's
     rows before any request. `Scenario.agentic()` is the request shape of
@@ -78,6 +85,7 @@ class Scenario(RunOptions):
     expect_json: bool = False
     require_tool_call: bool = False
     expect_answer: str = ""
+    group: str = ""
 
     @classmethod
     def agentic(cls, name: str = "agentic") -> Scenario:
@@ -96,6 +104,25 @@ class Scenario(RunOptions):
             require_tool_call=True,
             expect_answer=AGENTIC_ANSWER,
         )
+
+
+# A judge of the calls one reply made, `(name, arguments)` as received: (True, "") when
+# they meet the goal, else (False, why).
+CallJudge = Callable[[Sequence[tuple[str, Any]]], tuple[bool, str]]
+
+
+@dataclass(frozen=True)
+class CallScenario(Scenario):
+    """One request whose calls are judged, never run (kind "calls"): `messages` (role and
+    content) are the conversation sent with the tools; `judge_calls` judges the reply's
+    calls. Outcome `ok` when the reply ended in calls or an answer and the judge passed
+    it, `wrong_call` (the judge's why as error) when it did not; a reply that ended
+    otherwise (`text_tool_calls`, `tool_calls_in_reasoning`, `reasoning_only`, `length`,
+    ...) keeps its ending, and a failed request its error class."""
+
+    kind: str = "calls"
+    messages: tuple[Mapping[str, Any], ...] = ()
+    judge_calls: CallJudge | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -212,11 +239,20 @@ def scenario_error(scenario: Scenario) -> str | None:
     """Why `scenario` cannot be sent to any endpoint (checked before any request), or None."""
     if scenario.kind not in RUNNERS:
         return f"unknown scenario kind {scenario.kind!r} (known: {', '.join(sorted(RUNNERS))})"
-    if scenario.kind == "run":
+    if scenario.kind in ("run", "calls"):
         try:
             check_request(_request(scenario, "model"))
         except ValueError as exc:
             return f"scenario {scenario.name!r}: {exc}"
+    if scenario.kind == "calls" and (
+        not isinstance(scenario, CallScenario)
+        or scenario.judge_calls is None
+        or not scenario.messages
+    ):
+        return (
+            f"scenario {scenario.name!r}: kind 'calls' wants a CallScenario with messages "
+            "and judge_calls"
+        )
     return None
 
 
@@ -244,7 +280,59 @@ def _run(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioResu
     return _failed(trace) if trace.outcome != "ok" else ScenarioResult("ok", "", trace)
 
 
-RUNNERS: dict[str, Runner] = {"probe": _probe, "run": _run}
+def _calls(client: Client, endpoint: Endpoint, scenario: Scenario) -> ScenarioResult:
+    """One request with the scenario's messages and tools; the reply's calls are recorded as
+    received, never run, and judged as the round ends (so the trace's outcome is the row's)."""
+    assert isinstance(scenario, CallScenario) and scenario.judge_calls is not None
+    judge_calls = scenario.judge_calls
+    request = _request(scenario, endpoint.model)
+    tools, _, extra = check_request(request)
+    mapped = (
+        client.wire.held(
+            client.wire.thinking_fields(request.thinking, client.server_kind), request.max_tokens
+        )
+        if request.thinking is not None
+        else {}
+    )
+    sent_extra, thinking_sent = with_thinking(mapped, extra)
+    asked = Request(
+        endpoint.model,
+        tuple(Turn(str(m["role"]), clean(str(m["content"]))) for m in scenario.messages),
+        request.max_tokens,
+        tools=tuple(ToolSpec(t.name, t.description, t.input_schema) for t in tools),
+        tool_choice=request.tool_choice,
+        temperature=request.temperature,
+        stream=request.stream,
+        extra=sent_extra,
+        response_format=request.response_format,
+    )
+    trace = Trace(model=endpoint.model, endpoint=client.endpoint)
+    trace.settings = {
+        "kind": "calls",
+        "max_tokens": request.max_tokens,
+        "tool_choice": request.tool_choice,
+        "tools": [t.name for t in tools],
+        "extra_body": extra,
+        "api": client.api,
+        "thinking": request.thinking,
+    }
+    it = Iteration(index=0, messages=asked.messages(), thinking_sent=dict(thinking_sent))
+    trace.iterations.append(it)
+
+    def judge(done: Trace) -> tuple[str, str] | None:
+        ok, why = judge_calls([(c.name, c.arguments) for c in it.tool_calls])
+        return None if ok else ("wrong_call", why)
+
+    try:
+        with finalizing(trace, goal=("answer", "tool_calls"), judge=judge):
+            reply = record_round(client, asked, it, trace)
+            it.tool_calls.extend(as_received(reply.tool_calls))
+    except RigError:
+        pass
+    return _failed(trace) if trace.outcome != "ok" else ScenarioResult("ok", "", trace)
+
+
+RUNNERS: dict[str, Runner] = {"probe": _probe, "run": _run, "calls": _calls}
 
 
 def run_scenario(

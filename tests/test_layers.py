@@ -15,7 +15,7 @@ from rig_nb.wire import WIRES, Request
 PACKAGE = Path(__file__).resolve().parents[1] / "rig_nb"
 
 # Top-level modules and subpackages of each layer but the library (DESIGN.md "Layers").
-NOTEBOOK = {"compare", "scenarios", "load", "report", "widgets"}
+NOTEBOOK = {"compare", "scenarios", "load", "report", "widgets", "evals"}
 LOCAL_ENDPOINTS = {"testing", "demo"}
 COMMAND_LINE = {"__main__", "cli"}
 

@@ -75,6 +75,7 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         pytest.param("rig_nb.demo", ["DemoServer"], id="demo"),
         pytest.param("rig_nb.mcp", ["McpTools"], id="mcp"),
         pytest.param("rig_nb.schemas", ["sanitize", "sanitize_tools"], id="schemas"),
+        pytest.param("rig_nb.evals", ["BfclCase", "bfcl_scenarios", "load_bfcl"], id="evals"),
     ],
 )
 def test_the_other_public_modules(module: str, names: list[str]) -> None:

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 from .._boundary import current_scope, request_scope
 from ..errors import BackendError, Cancelled
 from ..probe import PROBE_MAX_TOKENS, PROBE_TOOL
-from ..record import record_one
-from ..trace import ToolCallRecord, Trace
+from ..record import as_received, record_one
+from ..trace import Trace
 from ..wire import Request, Turn
 from .advice import advice
 
@@ -110,9 +110,7 @@ def concurrency_check(
             trace, reply = record_one(client, body, settings)
             spans[i] = (began, time.perf_counter())
         if reply is not None:  # recorded as received, never run, as the probe records them
-            trace.iterations[0].tool_calls.extend(
-                ToolCallRecord(id="", name=c.name, arguments=c.arguments) for c in reply.tool_calls
-            )
+            trace.iterations[0].tool_calls.extend(as_received(reply.tool_calls))
         traces[i] = trace
         sent[i], stopped[i] = scope.done, scope.stopped
 

@@ -1,5 +1,5 @@
-"""Command line: `python -m rig_nb` (or `rig-nb`) demo | probe | run | compare | doctor | models
-| serve-demo.
+"""Command line: `python -m rig_nb` (or `rig-nb`) demo | probe | run | compare | bfcl | doctor
+| models | serve-demo.
 
 A key is read only from the environment variable named with --api-key-env
 (or `api_key_env` in a compare file), never from argv. A failure is one line
@@ -14,6 +14,7 @@ the client when they run.
     parser.py          the arguments of every command
     commands.py        demo, probe, run, doctor, models
     compare_command.py compare: endpoint files, tables, output files
+    bfcl_command.py    bfcl: BFCL's categories through compare, a table per category
     serve_demo.py      serve-demo and its signal handling
     hints.py           CommandError and the hints that say what to change
     text.py            tables fitted to the terminal, a trace as text
@@ -27,6 +28,7 @@ from argparse import Namespace
 from collections.abc import Callable, Sequence
 
 from ..errors import RigError
+from .bfcl_command import cmd_bfcl
 from .commands import cmd_demo, cmd_doctor, cmd_models, cmd_probe, cmd_run
 from .compare_command import cmd_compare
 from .hints import CommandError
@@ -41,6 +43,7 @@ COMMANDS: dict[str, Callable[[Namespace], int]] = {
     "probe": cmd_probe,
     "run": cmd_run,
     "compare": cmd_compare,
+    "bfcl": cmd_bfcl,
     "doctor": cmd_doctor,
     "models": cmd_models,
     "serve-demo": cmd_serve_demo,

@@ -373,6 +373,48 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 
     p = _sub(
         sub,
+        "bfcl",
+        "run BFCL v4's single-turn categories on endpoints, accuracy per category",
+        "Send each Berkeley Function Calling Leaderboard case once (its messages and tools, "
+        "tool_choice auto; nothing run) and judge the reply's calls with BFCL's AST check. "
+        "Prints cases ok per category and endpoint, then the misses by cause. The data "
+        "comes from --data-dir or an installed bfcl-eval (pip install --no-deps "
+        "bfcl-eval==2026.3.23). Exit 0: every case ok; 1: any not ok; 2: usage error. "
+        "Needs pandas. " + model_names,
+    )
+    p.add_argument(
+        "file", nargs="?", metavar="ENDPOINTS.toml", help="the endpoints, as compare takes them"
+    )
+    p.add_argument("--endpoints", metavar="FILE", help="the endpoints file (as the positional)")
+    p.add_argument("--base-url", metavar="URL", help="one endpoint's base URL, instead of a file")
+    p.add_argument("--model", help=f"that endpoint's model, as listed by {prog} models")
+    p.add_argument("--name", help="that endpoint's name in the table (default: the model)")
+    _api_arg(p)
+    p.add_argument(
+        "--categories",
+        metavar="A,B,...",
+        help="BFCL categories, comma-separated (default: the ten single-turn ones)",
+    )
+    p.add_argument(
+        "--limit", type=_positive_int, default=None, help="the first N cases of each category"
+    )
+    p.add_argument("--data-dir", metavar="DIR", help="a folder of BFCL_v4_*.json files")
+    p.add_argument(
+        "--max-tokens", type=_positive_int, default=1024, help="token budget of each reply"
+    )
+    p.add_argument(
+        "--concurrency", type=_positive_int, default=4, help="requests in flight per endpoint"
+    )
+    p.add_argument("--stream", action="store_true", help="stream every reply")
+    _key_arg(p, " (with a file: to an endpoint whose table names no api_key_env)")
+    _timing_args(p)
+    p.add_argument("--csv", metavar="FILE", help="also write the rows as CSV")
+    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
+    p.add_argument("--traces", metavar="FILE", help="also write every trace as JSON Lines")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON records")
+
+    p = _sub(
+        sub,
         "doctor",
         "say what an endpoint really does, and what to change on the server",
         "Run a bounded set of probes (tool_choice matrix, where reasoning goes, leaks, text "

@@ -252,6 +252,13 @@ def _rows_table(header: list[str], rows: list[tuple[str, list[Any]]]) -> str:
     )
 
 
+_GROUP_NOTE = (
+    "Each cell: runs ok / runs in that group (a BFCL category), and the share, rounded down. "
+    "A miss is wrong_call (BFCL's error type in the error column) or how the reply ended "
+    "when it made no call BFCL would read (text_tool_calls, tool_calls_in_reasoning, ...)."
+)
+
+
 def _rate_style(ok: int, n: int) -> str:
     if not n:
         return ""
@@ -262,16 +269,20 @@ def _rate_style(ok: int, n: int) -> str:
 def _frame_html(frame: Any) -> tuple[str, str]:
     import pandas as pd
 
-    from ..compare import summarize
+    from ..compare import has_groups, summarize
 
     traces = frame.attrs.get("traces")
     traces = traces if isinstance(traces, dict) else {}
     # pandas deep-copies attrs into every frame or column derived from this one (the traces
     # would be copied per column access): work on a view that has none.
-    df = pd.DataFrame(frame, copy=False)
+    df = full = pd.DataFrame(frame, copy=False)
     missing = [c for c in ("endpoint", "scenario", "outcome", "latency_s") if c not in df.columns]
     if missing:
         raise ValueError(f"not a compare DataFrame: no column {', '.join(map(repr, missing))}")
+    grouped = has_groups(df)
+    by_group = _groups_html(df) if grouped else ""
+    if grouped:  # the per-scenario matrix only for rows outside any group
+        df = df[df["group"].astype(str) == ""]
     matrix = summarize(df)
     if "load" in matrix.columns:  # a load sweep: one row per (endpoint, scenario, load)
         from ..load import load_table_html
@@ -283,7 +294,7 @@ def _frame_html(frame: Any) -> tuple[str, str]:
             f'<h2>Load</h2><p class="muted">{_LOAD_NOTE}</p>',
             f'<div class="scroll">{load_table_html(matrix)}</div>',
         ]
-        return _rows_and_traces(df, traces, parts)
+        return _rows_and_traces(full, traces, [by_group, *parts])
     counts: dict[tuple[Any, Any], list[int]] = {}
     for endpoint, scenario, outcome in zip(
         df["endpoint"], df["scenario"], df["outcome"], strict=True
@@ -298,14 +309,42 @@ def _frame_html(frame: Any) -> tuple[str, str]:
         rates = [_rate_style(*counts.get((e, scenario), [0, 0])) for e in matrix.columns]
         styles.append(["font-weight:bold", *rates])
     ok = sum(c[0] for c in counts.values())
-    parts = [
-        f"<p>{len(df)} runs, {ok} passed; {len(matrix.columns)} endpoints x "
-        f"{len(matrix.index)} scenarios.</p>",
-        f'<h2>Summary</h2><p class="muted">{_MATRIX_NOTE}</p>',
-        f'<div class="scroll">{table_html(header, cells, styles)}</div>',
-        charts_html(df, matrix),
-    ]
-    return _rows_and_traces(df, traces, parts)
+    parts = [by_group] if grouped else []
+    if len(df) or not grouped:
+        parts += [
+            f"<p>{len(df)} runs, {ok} passed; {len(matrix.columns)} endpoints x "
+            f"{len(matrix.index)} scenarios.</p>",
+            f'<h2>Summary</h2><p class="muted">{_MATRIX_NOTE}</p>',
+            f'<div class="scroll">{table_html(header, cells, styles)}</div>',
+            charts_html(df, matrix),
+        ]
+    return _rows_and_traces(full, traces, parts)
+
+
+def _groups_html(df: Any) -> str:
+    """The per-group table (`summarize(df, by="group")`: BFCL's categories), coloured by
+    pass rate, with a line of totals."""
+    from ..compare import summarize
+
+    table = summarize(df, by="group")
+    counts: dict[tuple[Any, Any], list[int]] = {}
+    for endpoint, group, outcome in zip(df["endpoint"], df["group"], df["outcome"], strict=True):
+        count = counts.setdefault((endpoint, group), [0, 0])
+        count[0] += outcome == "ok"
+        count[1] += 1
+    cells, styles = [], []
+    for group, row in zip(table.index, table.itertuples(index=False), strict=True):
+        cells.append([group or "(no group)", *row])
+        rates = [_rate_style(*counts.get((e, group), [0, 0])) for e in table.columns]
+        styles.append(["font-weight:bold", *rates])
+    ok = sum(c[0] for c in counts.values())
+    header = ["group", *map(str, table.columns)]
+    return (
+        f"<p>{len(df)} runs, {ok} passed; {len(table.columns)} endpoints x "
+        f"{len(table.index)} groups.</p>"
+        f'<h2>By group</h2><p class="muted">{_GROUP_NOTE}</p>'
+        f'<div class="scroll">{table_html(header, cells, styles)}</div>'
+    )
 
 
 def _rows_and_traces(df: Any, traces: dict[Any, Trace], parts: list[str]) -> tuple[str, str]:

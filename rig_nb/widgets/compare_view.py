@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from .._html import esc, table_html
-from ..compare import summarize
+from ..compare import has_groups, summarize
 from ..load import load_table_html
 from ..report.charts import charts_html
 
@@ -57,6 +57,15 @@ EXPLANATIONS: dict[str, str] = {
         "structured output with reasoning on put the JSON there and left content empty."
     ),
     "empty": "The run ended with an empty reply: no content, no reasoning, no tool call.",
+    "wrong_call": (
+        "The reply's calls are not what BFCL counts correct: the error column holds BFCL's "
+        "error type (wrong function name, a missing or unexpected parameter, a wrong type or "
+        "value, the wrong number of calls, a call where none was wanted) and a short reason."
+    ),
+    "tool_calls_in_reasoning": (
+        "The reply made no call and no answer, but a tool call is written in its reasoning: "
+        "the server's parsers left it there (a reasoning parser that swallows the call)."
+    ),
     "wrong_answer": (
         "The run ended in an answer that does not name what the scenario's last step "
         "returned (the agentic scenario: the tracking number): a step was skipped or guessed."
@@ -124,13 +133,15 @@ def _two_lines(cell: str) -> str:
 
 
 def matrix_html(summary: pd.DataFrame) -> str:
-    """The summary matrix as an escaped HTML table, cells coloured by pass rate.
+    """The summary matrix (or `summarize(df, by="group")`'s table) as an escaped HTML
+    table, cells coloured by pass rate.
 
     Fixed layout at the output area's width: long names are cut (full on hover),
     and each cell holds its two figures on two lines, so a dozen endpoints fit.
     """
     th = "padding:2px 6px;border-bottom:1px solid #999;text-align:left;" + _CUT
-    head = f'<th style="{th}">scenario</th>' + "".join(
+    label = esc(summary.index.name or "scenario")
+    head = f'<th style="{th}">{label}</th>' + "".join(
         f'<th style="{th}" title="{esc(c)}">{esc(c)}</th>' for c in summary.columns
     )
     rows = []
@@ -157,17 +168,27 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
     def __init__(self, df: pd.DataFrame) -> None:
         self.df = df
         has_matrix = {"endpoint", "scenario", "outcome", "latency_s"} <= set(df.columns)
-        self.summary_frame = summarize(df) if has_matrix and not df.empty else None
+        # A frame with groups (BFCL's categories): the per-group table first, and the
+        # scenario matrix only for rows outside any group.
+        grouped = has_matrix and has_groups(df)
+        self.group_frame = summarize(df, by="group") if grouped else None
+        plain = df[df["group"].astype(str) == ""] if grouped else df
+        self.summary_frame = summarize(plain) if has_matrix and not plain.empty else None
         # A load sweep's summary is one row per (endpoint, scenario, load), not a matrix.
         self.sweep = self.summary_frame is not None and "load" in self.summary_frame.columns
         html = ""
+        if self.group_frame is not None:
+            html = '<div style="overflow-x:auto;max-width:100%">'
+            html += matrix_html(self.group_frame) + "</div>"
         if self.summary_frame is not None:
             shown = load_table_html if self.sweep else matrix_html
-            html = '<div style="overflow-x:auto;max-width:100%">' + shown(self.summary_frame)
+            html += '<div style="overflow-x:auto;max-width:100%">' + shown(self.summary_frame)
             html += "</div>"
         self.matrix = widgets.HTML(value=html)
         # Latency per cell, and against load when the summary has levels (rig_nb.report.charts).
-        self.charts = widgets.HTML(value=charts_html(df, self.summary_frame) if has_matrix else "")
+        self.charts = widgets.HTML(
+            value=charts_html(plain, self.summary_frame) if has_matrix and len(plain) else ""
+        )
         header = [str(c) for c in df.columns]
         rows: list[list[str]] = []
         styles: list[list[str]] = []
@@ -198,6 +219,11 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
             return (
                 f"{ok}/{len(self.df)} runs ok; per endpoint, scenario and load: runs ok, "
                 "p50/p95 latency, p50 time to first token, output tokens per second"
+            )
+        if self.group_frame is not None:
+            return (
+                f"{ok}/{len(self.df)} runs ok; per group (a BFCL category): runs ok / runs "
+                "and the share, rounded down"
             )
         return (
             f"{ok}/{len(self.df)} runs ok; each cell: runs ok / runs, median latency; "

@@ -75,7 +75,7 @@ def _subparsers(prog: str = PROG) -> dict[str, argparse.ArgumentParser]:
     return dict(action.choices)
 
 
-COMMAND_NAMES = ["demo", "probe", "run", "compare", "doctor", "models", "serve-demo"]
+COMMAND_NAMES = ["demo", "probe", "run", "compare", "bfcl", "doctor", "models", "serve-demo"]
 
 
 def test_the_commands() -> None:
