@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from common import Figure, bench_servers, ms, run_alone, sample_wall_cpu, within_sample_ratio
 from contenders import (
     BEFORE_COMMIT,
-    BEFORE_WIRES,
+    BEFORE_SERVERS,
     PEERS,
     Contender,
     RawAsync,
@@ -32,9 +32,9 @@ GOALS = {"one": 1.10, "tool": 1.15}
 # Today's rig_nb against itself before the deadline: within this, the cost is noise.
 SAME_GOAL = 1.05
 RIG, BEFORE, NO_DEADLINE = "rig", "rig-before", "rig-no-deadline"
-# rig_nb just before every wire became a plug-in (turns, Wire, the HTTP backend; round 4's
-# stream fixes already in): today's loop against it, in the same samples.
-RELEASE, RELEASE_COMMIT = "rig-before-wires", BEFORE_WIRES
+# rig_nb at the end of round 4, before every server kind became a plug-in: today's loop
+# against it, in the same samples.
+RELEASE, RELEASE_COMMIT = "rig-round-4", BEFORE_SERVERS
 RELEASE_GOAL = 1.02
 # Replies that carry reasoning, sent back on the tool turn, thinking=False mapped: the
 # replay case of DESIGN's "Reasoning across turns".
@@ -88,7 +88,7 @@ def measure(
             RELEASE: lambda: RigNb(
                 url,
                 package=before_package(RELEASE_COMMIT),
-                label=f"rig_nb at {RELEASE_COMMIT} (before the wire protocol)",
+                label=f"rig_nb at {RELEASE_COMMIT} (round 4, before the server profiles)",
             ),
             REPLAY: lambda: RigNb(
                 url,
@@ -247,9 +247,9 @@ def _deadline_figures(
         figures.append(
             Figure(
                 f"{JOB_TITLES[job]}: rig_nb today / rig_nb at {RELEASE_COMMIT} "
-                "(before the wire protocol), client CPU",
+                "(round 4, before the server profiles), client CPU",
                 f"{c:.3f}x (wall {w:.3f}x)",
-                f"<= {RELEASE_GOAL:.2f}x (every wire a plug-in costs nothing measurable)",
+                f"<= {RELEASE_GOAL:.2f}x (server kinds as plug-ins cost nothing measurable)",
                 c <= RELEASE_GOAL,
             )
         )

@@ -44,7 +44,7 @@ from common import (
     widget_cleanup,
     within_sample_ratio,
 )
-from contenders import BEFORE_WIRES, before_package, http_client
+from contenders import BEFORE_SERVERS, before_package, http_client
 from server import reply_text, stream_prompt
 
 DELTAS = 1000
@@ -196,7 +196,7 @@ def _paced(url: str) -> tuple[str, Figure]:
 def _vs_raw(url: str, samples: int, quick: bool) -> tuple[str, list[Figure]]:
     prompt, want = stream_prompt(DELTAS, 1, "event"), reply_text(DELTAS)
     raw, rig = RawStream(url, prompt, want), RigStream(url, prompt, want)
-    before = RigStream(url, prompt, want, package=before_package(BEFORE_WIRES))
+    before = RigStream(url, prompt, want, package=before_package(BEFORE_SERVERS))
     n = 3 if quick else 5
     runs = {
         "raw": _batch(raw.run, n),
@@ -231,7 +231,7 @@ def _vs_raw(url: str, samples: int, quick: bool) -> tuple[str, list[Figure]]:
         "raw": RawStream.label,
         "rig": "rig_nb Client.run(RunRequest(stream=True))",
         "rig + TraceView": "rig_nb, live TraceView on the trace (ratio to rig_nb alone)",
-        "rig before": f"rig_nb at {BEFORE_WIRES} (before the wire protocol)",
+        "rig before": f"rig_nb at {BEFORE_SERVERS} (round 4, before the server profiles)",
     }
     for key in runs:
         w = sorted(wall[key])[len(wall[key]) // 2] / n
@@ -262,9 +262,9 @@ def _vs_raw(url: str, samples: int, quick: bool) -> tuple[str, list[Figure]]:
             view_ratio <= GOALS["view"],
         ),
         Figure(
-            f"streamed {DELTAS:,}-delta run: rig_nb today / at {BEFORE_WIRES}, client CPU",
+            f"streamed {DELTAS:,}-delta run: rig_nb today / at {BEFORE_SERVERS}, client CPU",
             f"{since:.3f}x",
-            f"<= {GOALS['before']:.2f}x (every wire a plug-in costs nothing measurable)",
+            f"<= {GOALS['before']:.2f}x (server kinds as plug-ins cost nothing measurable)",
             since <= GOALS["before"],
         ),
     ]

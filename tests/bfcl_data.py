@@ -16,6 +16,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from project_setup import CACHE, run_setup
+
 from rig_nb.evals import BfclCase
 from rig_nb.evals.bfcl import BFCL_VERSION
 
@@ -23,20 +25,16 @@ REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO / "tests" / "evals" / "bfcl_reference.py"
 
 
-def _cache() -> Path:
-    return Path(os.environ.get("RIG_NB_CACHE") or Path.home() / ".cache" / "rig_nb")
-
-
 @cache
 def setup_bfcl() -> None:
     """scripts/setup-bfcl, once per session (it returns at once when all is cached)."""
-    subprocess.run(["bash", str(REPO / "scripts" / "setup-bfcl")], check=True, timeout=1800)
+    run_setup("bfcl", 1800)
 
 
 def bfcl_site() -> Path:
     """The folder holding the installed `bfcl_eval` package (data only)."""
     setup_bfcl()
-    return _cache() / f"bfcl-eval-{BFCL_VERSION}" / "site"
+    return CACHE / f"bfcl-eval-{BFCL_VERSION}" / "site"
 
 
 def bfcl_data_dir() -> Path:
@@ -45,7 +43,7 @@ def bfcl_data_dir() -> Path:
 
 def reference_python() -> Path:
     setup_bfcl()
-    return _cache() / f"bfcl-venv-{BFCL_VERSION}" / "bin" / "python"
+    return CACHE / f"bfcl-venv-{BFCL_VERSION}" / "bin" / "python"
 
 
 def job(case: BfclCase, calls: Sequence[tuple[str, Any]], key: str = "") -> dict[str, Any]:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import httpx
 from loopback import free_port
+from project_setup import CACHE, run_setup
 
 REPO = Path(__file__).resolve().parents[1]
 # Keep in step with scripts/setup-phoenix (the venv is keyed by it).
@@ -28,9 +29,8 @@ START_S = 120.0  # /healthz answered after 13-25 s on 2 cores; a loaded machine 
 
 def phoenix_python() -> Path:
     """The Phoenix venv's python, installed by scripts/setup-phoenix if it is not there."""
-    subprocess.run(["bash", str(REPO / "scripts" / "setup-phoenix")], check=True, timeout=900)
-    cache = Path(os.environ.get("RIG_NB_CACHE") or Path.home() / ".cache" / "rig_nb")
-    python = cache / f"phoenix-venv-{PHOENIX_VERSION}" / "bin" / "python"
+    run_setup("phoenix", 900)
+    python = CACHE / f"phoenix-venv-{PHOENIX_VERSION}" / "bin" / "python"
     assert python.is_file(), f"{python} is missing after scripts/setup-phoenix"
     return python
 

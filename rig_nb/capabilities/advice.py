@@ -43,6 +43,9 @@ def advice(server: Server | str, check: str, verdict: str, *, auto: str) -> str:
         )
     if check == "tool_choice_auto" and verdict == "text":
         return server.advice("tool_choice_auto")
+    if check == "tool_choice_auto" and verdict.startswith("error 4"):
+        # A server that refuses "auto" until it is configured for tools says so with a 4xx.
+        return server.advice("tool_choice_auto", "rejected")
     if check == "tool_choice_unset" and verdict == "text":
         return server.advice(check) if auto == "tool call" else ""
     if check == "tool_choice_required" and verdict.startswith("error"):
@@ -66,7 +69,7 @@ def advice(server: Server | str, check: str, verdict: str, *, auto: str) -> str:
     if check == "native_call_hygiene" and verdict.startswith("markup"):
         return server.advice("native_call_hygiene")
     if check == "native_call_hygiene" and verdict == "empty arguments":
-        return server.advice("tool_choice_auto")
+        return server.advice(check, "empty") or server.advice("tool_choice_auto")
     if check == "stream_parity" and verdict.startswith("differs"):
         return server.advice("stream_parity")
     if check == "stream_grammar" and verdict.startswith("faults"):

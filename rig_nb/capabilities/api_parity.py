@@ -83,7 +83,10 @@ def _compare(label: str, first: tuple[str, Trace], second: tuple[str, Trace]) ->
         diffs.append(f"{label}: leaks {leaks[0]} over {one}, {leaks[1]} over {two}")
     if a.finish_reason != b.finish_reason:
         diffs.append(f"{label}: finish {a.finish_reason} vs {b.finish_reason}")
+    carried = WIRES[one].usage_keys & WIRES[two].usage_keys
     for key in ("reasoning_tokens", "completion_tokens"):
+        if key not in carried:
+            continue  # a wire with no field for it cannot report it
         if (key in a.usage) != (key in b.usage):
             side = one if key in a.usage else two
             diffs.append(f"{label}: {key} reported only over {side}")
@@ -141,13 +144,14 @@ def api_parity(
             differing.append(_advice_differs(name, client.api, server))
         diffs += found
         shown = question_there
+    fixes[:0] = list(dict.fromkeys(differing))
+    advised = "; ".join(f for f in fixes if f)
     if diffs:
-        fixes[:0] = list(dict.fromkeys(differing))
         verdict = "differs: " + "; ".join([*diffs, *unsupported])
-        return (verdict, "", " ".join(f for f in fixes if f), shown)
+        return (verdict, "", advised, shown)
     if unsupported and not compared:
-        return ("; ".join(unsupported), "the probe over each wire", " ".join(fixes), shown)
+        return ("; ".join(unsupported), "the probe over each wire", advised, shown)
     wires = " and ".join([client.api, *compared])
     evidence = f"the probe and the question end the same over {wires}"
     verdict = "; ".join(["same", *unsupported])
-    return (verdict, evidence, " ".join(f for f in fixes if f), shown)
+    return (verdict, evidence, advised, shown)

@@ -1,14 +1,13 @@
 """Doctor check `concurrency`: the endpoint under four requests at once.
 
-The lone probe is the tool_choice "auto" probe the doctor already sent (its
-latency); then four probes start together, each asking for a call with its own
-nonce as the argument, none retried. R is the four's wall time over the lone
-one's: `parallel (Rx)` when R < 2, `partly parallel (Rx)` when 2 <= R < 3,
-`serialized (Rx)` when R >= 3 (R rounded to one decimal first), `errors under
-load: 429 x2` (each status, or the failure's kind, and its count), or `crossed`
-when a reply carried another probe's nonce (a tool-call parser that keeps state
-across requests: vLLM #48089, mlx-lm #965). A lone probe with no reply is its
-error verdict, and the four are not sent.
+One probe alone, then four probes together, each asking for a call with its own nonce as
+the argument (the lone one too, so the five ask alike and the ratio compares replies of
+one kind, not a short call with four long ones), none retried. R is the four's wall time
+over the lone one's: `parallel (Rx)` when R < 2, `partly parallel (Rx)` when 2 <= R < 3,
+`serialized (Rx)` when R >= 3 (R rounded to one decimal first), `errors under load: 429
+x2` (each status, or the failure's kind, and its count), or `crossed` when a reply carried
+another probe's nonce (a tool-call parser that keeps state across requests: vLLM #48089,
+mlx-lm #965). A lone probe with no reply is its error verdict, and the four are not sent.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from ..errors import BackendError, Cancelled
 from ..probe import PROBE_MAX_TOKENS, PROBE_TOOL
 from ..record import as_received, record_one
 from ..trace import Trace
-from ..wire import Request, Turn
+from ..wire import Reply, Request, Turn
 from .advice import advice
 
 if TYPE_CHECKING:
@@ -72,10 +71,23 @@ def _tokens(trace: Trace) -> str:
     return "?" if None in counted or not counted else str(sum(n or 0 for n in counted))
 
 
+def _probe(client: Backend, model: str, marker: str, copy: int) -> tuple[Trace, Reply | None]:
+    """One concurrency probe, recorded (its calls as received, never run)."""
+    body = Request(model, (Turn("user", _prompt(marker)),), PROBE_MAX_TOKENS, tools=(PROBE_TOOL,))
+    settings = {"kind": "concurrency", "copy": copy, "max_tokens": PROBE_MAX_TOKENS}
+    trace, reply = record_one(client, body, settings)
+    if reply is not None:
+        trace.iterations[0].tool_calls.extend(as_received(reply.tool_calls))
+    return trace, reply
+
+
 def concurrency_check(
-    client: Backend, model: str, server: Server, lone: Trace
+    client: Backend, model: str, server: Server, lone: Trace | None = None
 ) -> tuple[str, str, str, Trace | None]:
-    """(verdict, evidence, advice, trace) of four probes at once against the lone one."""
+    """(verdict, evidence, advice, trace) of four probes at once against a lone one: `lone`
+    when given, else one sent first, asked as the four are (five requests in all)."""
+    if lone is None:
+        lone = _probe(client, model, f"nonce-{secrets.token_hex(6)}", -1)[0]
     first = lone.iterations[0] if lone.iterations else None
     if first is None or first.ending == "error":
         exc = lone.exception
@@ -98,19 +110,13 @@ def concurrency_check(
     stopped = [False] * CONCURRENT_PROBES
 
     def one(i: int) -> None:
-        body = Request(
-            model, (Turn("user", _prompt(markers[i])),), PROBE_MAX_TOKENS, tools=(PROBE_TOOL,)
-        )
-        settings = {"kind": "concurrency", "copy": i, "max_tokens": PROBE_MAX_TOKENS}
         # The calling thread's scope does not reach this one: its cancel is passed on, and
         # the calling thread counts what was sent.
         with request_scope(planned=1, cancel=cancelled) as scope:
             start.wait()
             began = time.perf_counter()
-            trace, reply = record_one(client, body, settings)
+            trace = _probe(client, model, markers[i], i)[0]
             spans[i] = (began, time.perf_counter())
-        if reply is not None:  # recorded as received, never run, as the probe records them
-            trace.iterations[0].tool_calls.extend(as_received(reply.tool_calls))
         traces[i] = trace
         sent[i], stopped[i] = scope.done, scope.stopped
 

@@ -165,7 +165,7 @@ def _prefix(asked: Asked) -> Found:
 
 
 def _concurrency(asked: Asked) -> Found:
-    return concurrency_check(asked.client, asked.model, asked.server, asked.traces["auto"])
+    return concurrency_check(asked.client, asked.model, asked.server)
 
 
 def _parity(asked: Asked) -> Found:
@@ -202,7 +202,7 @@ _SPECS: dict[str, _Spec] = {
     "structured_output": _Spec((), 1, _structured),
     "context_window": _Spec((), 1, _window),
     "prefix_cache": _Spec(("auto", "question"), 1, _prefix),
-    "concurrency": _Spec(("auto",), CONCURRENT_PROBES, _concurrency),
+    "concurrency": _Spec((), 1 + CONCURRENT_PROBES, _concurrency),
     "api_parity": _Spec(("question", "auto"), 2 * (len(WIRES) - 1), _parity),
 }
 

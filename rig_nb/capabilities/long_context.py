@@ -37,6 +37,7 @@ from ..servers.ollama import DEFAULT_WINDOW
 from ..trace import Iteration, Trace
 from ..usage import kept_count as _count
 from ..wire import Call, Request, Turn, turns_of
+from ..wire.base import profile_of
 from ..wire.thinking import inline_reasoning
 from .thinking import apply_template
 
@@ -106,7 +107,7 @@ def _json_route(client: Backend, path: str, body: Mapping[str, Any] | None) -> A
 def server_facts(
     client: Backend,
     model: str,
-    server: Server,
+    server: Server | str,
     listed: Mapping[str, Any] | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> ServerFacts:
@@ -125,7 +126,7 @@ def server_facts(
             asked[-1] += " (cancelled)" if isinstance(exc, Cancelled) else " (failed)"
             return None
 
-    found = server.facts(ask, model, listed or {}, headers or {})
+    found = profile_of(server).facts(ask, model, listed or {}, headers or {})
     where = ", ".join(asked) or "no metadata route for this server kind"
     return ServerFacts(
         client.redact(_version(found.version)),
@@ -157,7 +158,7 @@ def long_prompt(words: int) -> str:
 
 
 def context_window_check(
-    client: Backend, model: str, server: Server, window: int | None, asked: str = ""
+    client: Backend, model: str, server: Server | str, window: int | None, asked: str = ""
 ) -> Found:
     """(name, verdict, evidence, advice, trace) of `context_window`; one request at most.
     `asked` names the metadata routes read (ServerFacts.evidence)."""
@@ -257,7 +258,7 @@ def template_break(
 
 
 def prefix_cache_check(
-    client: Backend, model: str, server: Server, probe: Trace, question: Trace
+    client: Backend, model: str, server: Server | str, probe: Trace, question: Trace
 ) -> Found:
     """(name, verdict, evidence, advice, trace) of `prefix_cache`: one request, and on a
     server with a template route (llama.cpp) two requests there when less than turn 1's
@@ -285,7 +286,7 @@ def prefix_cache_check(
     evidence = f"turn 1: {before} prompt tokens; turn 2: {_count(it.usage.get('prompt_tokens'))}"
     evidence += f" prompt tokens, {cached if cached is not None else 'no'} cached"
     broke = False
-    route = server.template_route
+    route = profile_of(server).template_route
     if route and cached is not None and cached < before:
         first_body = Request(model, turns_of(first.messages), 1, tools=spec, tool_choice=choice)
         second_body = Request(model, request.turns, 1, tools=spec, tool_choice=choice)
@@ -308,8 +309,12 @@ def long_context_checks(
     return [window, prefix]
 
 
-def long_context_advice(server: Server, check: str, verdict: str, window: int | None = None) -> str:
-    """The server-side fix for a `context_window` or `prefix_cache` verdict ("" when none)."""
+def long_context_advice(
+    server: Server | str, check: str, verdict: str, window: int | None = None
+) -> str:
+    """The server-side fix for a `context_window` or `prefix_cache` verdict on `server` (a
+    profile, or a kind's name); "" when none."""
+    server = profile_of(server)
     if check == "context_window" and verdict.startswith(("truncates silently", "error at")):
         fix = server.advice(check).replace("{window}", str(window or OLLAMA_DEFAULT_WINDOW))
         silent = verdict.startswith("truncates silently")

@@ -15,10 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .. import strict_json
 from ..dialects import TOOL_CALL_DIALECTS
 from ..errors import BackendError, Cancelled
 from ..loop import markup_in_call
-from ..probe import probe_trace
+from ..probe import PROBE_TOOL, probe_trace
 from ..record import record_one
 from ..trace import Iteration, Trace
 from ..wire import TOOL_CHOICES as ALL_TOOL_CHOICES
@@ -227,8 +228,10 @@ def native_call_hygiene(traces: list[Trace]) -> tuple[str, str, Trace | None]:
 
     `markup in names` or `markup in keys` when a server's parser handed the model's
     own markup on as a call (its parser failed on the family's format), `empty
-    arguments` when the probe's required argument never arrived, `clean`, or ""
-    when no probe got a native call. The worst seen wins, in that order.
+    arguments` when the probe's required argument never arrived (no arguments, or an
+    object without it: a server whose grammar fixed the call's wrapper, not its
+    arguments), `clean`, or "" when no probe got a native call. The worst seen wins, in
+    that order.
     """
     order = ("markup in names", "markup in keys", "empty arguments", "clean")
     found: dict[str, tuple[str, Trace]] = {}
@@ -240,7 +243,7 @@ def native_call_hygiene(traces: list[Trace]) -> tuple[str, str, Trace | None]:
                     verdict = "markup in names"
                 elif fault:
                     verdict = "markup in keys"
-                elif call.arguments.strip() in ("", "{}"):
+                elif _lacks_required(call.arguments):
                     verdict = "empty arguments"
                 else:
                     verdict = "clean"
@@ -249,6 +252,16 @@ def native_call_hygiene(traces: list[Trace]) -> tuple[str, str, Trace | None]:
         if verdict in found:
             return verdict, *found[verdict]
     return "", "", None
+
+
+def _lacks_required(arguments: str) -> bool:
+    """Whether a probe call's arguments miss what the probe tool requires."""
+    try:
+        value = strict_json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return False  # not JSON at all: the loop feeds that back; not what this check names
+    required = PROBE_TOOL.parameters.get("required") or ()
+    return not isinstance(value, dict) or any(key not in value for key in required)
 
 
 def hygiene_check(asked: Asked) -> tuple[str, str, Trace | None]:

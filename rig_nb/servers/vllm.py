@@ -34,13 +34,25 @@ VLLM = BASE.derive(
     # xgrammar (their default structured-outputs backend) matches a pattern whole.
     schema_dialect=SchemaDialect(anchor=ANY_CHAR, sources=("mlc-ai/xgrammar#838", "vllm#46924")),
     texts={
-        "tool_choice_auto": "start vLLM with --enable-auto-tool-choice --tool-call-parser "
-        "<parser for the model> (hermes for Qwen and Hermes, mistral, llama3_json, openai for "
-        "gpt-oss, ...)",
+        # vLLM answers tool_choice "auto" with 400 unless both flags are set (seen with 0.32:
+        # '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be
+        # set'), so a reply in text means they are: the parser did not read the model's call.
+        "tool_choice_auto": "vLLM took tool_choice auto, so --enable-auto-tool-choice and a "
+        "--tool-call-parser are set, but the model wrote no call that parser reads: pick the "
+        "--tool-call-parser made for the model (hermes for Qwen and Hermes, mistral, "
+        "llama3_json, openai for gpt-oss, ...) and a chat template that renders the tools "
+        "(--chat-template)",
+        "tool_choice_auto:rejected": "start vLLM with --enable-auto-tool-choice "
+        "--tool-call-parser <parser for the model> (hermes for Qwen and Hermes, mistral, "
+        "llama3_json, openai for gpt-oss, ...): without both it refuses tool_choice auto",
         "native_call_hygiene": "the server's tool-call parser misread this family's call "
         "markup: pick the --tool-call-parser made for the model (glm45, qwen3_coder, "
         "minimax_m2, kimi_k2, ...) and update vLLM; rig_nb feeds such calls back as errors "
         "instead of running them",
+        "native_call_hygiene:empty": "vLLM's tool grammar fixes a call's wrapper, not its "
+        "arguments, unless the tool is strict (vllm-project/vllm#49661): send strict: true on "
+        "the tool, or start vLLM with --tool-strict-level parameter, so the arguments follow "
+        "its schema",
         "reasoning_location": "start vLLM with --reasoning-parser <parser for the model> "
         "(deepseek_r1, qwen3, openai_gptoss, ...) so reasoning moves to the reasoning field",
         "leak_dialects:harmony": "serve gpt-oss with vLLM's harmony support (--reasoning-parser "

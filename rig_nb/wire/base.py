@@ -144,6 +144,11 @@ class Wire:
     # The `Request.options` this wire sends (`context_window`: Ollama's num_ctx); the others
     # are recorded as not sent.
     options: ClassVar[frozenset[str]] = frozenset()
+    # The token counts this wire's replies can carry (a count its grammar has no field for
+    # is never reported, and says nothing about the server).
+    usage_keys: ClassVar[frozenset[str]] = frozenset(
+        {"prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens"}
+    )
     # Said after a 404 from the route: what the endpoint may lack ("" for nothing to add).
     not_found: ClassVar[str] = ""
     # The wire's parts, as plain functions (staticmethod) and the stream reader's class.

@@ -331,7 +331,7 @@ PERSONAS = {
 FIXES = {
     "qwen3-no-parser": ("reasoning_location", "--reasoning-parser"),
     "r1-json-sketch": ("reasoning_location", "--reasoning-parser"),
-    "hermes-text-tools": ("tool_choice_auto", "--enable-auto-tool-choice --tool-call-parser"),
+    "hermes-text-tools": ("tool_choice_auto", "pick the --tool-call-parser made for the model"),
     "tool-spinner": ("tool_choice_unset", 'keep tool_choice "auto"'),
     "gpt-oss-raw-harmony": ("leak_dialects", "harmony"),
     "gpt-oss-stripped-tokens": ("leak_dialects", "--jinja"),

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from project_setup import CACHE, run_setup
+
 TOY = Path(__file__).resolve().parent / "toy_server.py"
 
 
@@ -68,8 +70,8 @@ EVERYTHING_VERSION = "2026.8.31"
 def everything_argv() -> list[str]:
     """`node .../server-everything/dist/index.js stdio`, installed by scripts/setup-mcp first
     (about 10 s once; then it returns at once)."""
-    subprocess.run(["bash", str(REPO / "scripts" / "setup-mcp")], check=True, timeout=600)
-    cache = Path(os.environ.get("RIG_NB_CACHE") or Path.home() / ".cache" / "rig_nb")
+    run_setup("mcp", 600)
+    cache = CACHE
     package = "node_modules/@modelcontextprotocol/server-everything"
     entry = cache / f"mcp-everything-{EVERYTHING_VERSION}" / package / "dist" / "index.js"
     assert entry.is_file(), f"{entry} is missing after scripts/setup-mcp"

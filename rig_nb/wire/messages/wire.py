@@ -30,6 +30,8 @@ class MessagesWire(Wire):
     """The Anthropic Messages API (`/messages`); server-sent events."""
 
     name = "messages"
+    # Anthropic's usage names no reasoning tokens.
+    usage_keys = frozenset({"prompt_tokens", "completion_tokens", "cached_tokens"})
     route = "/messages"
     framing = "sse"
     switch_keys = frozenset({"thinking"})

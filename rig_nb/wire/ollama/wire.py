@@ -26,6 +26,8 @@ class OllamaWire(Wire):
     """Ollama's `/api/chat`, NDJSON streams; `thinking` is its `think` switch."""
 
     name = "ollama"
+    # prompt_eval_count and eval_count only.
+    usage_keys = frozenset({"prompt_tokens", "completion_tokens"})
     route = "/api/chat"
     models_route = "/api/tags"
     framing = "ndjson"

@@ -22,8 +22,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from llama_servers import CACHE, REPO, free_port, spawn
+from llama_servers import free_port, spawn
 from llama_servers import stop as stop_leader
+from project_setup import CACHE, run_setup
 
 # Keep in step with scripts/setup-vllm (the cache is keyed by it).
 VLLM_VERSION = "0.32.0"
@@ -102,9 +103,7 @@ class VllmServer:
 
 def environment() -> Path:
     """Run scripts/setup-vllm (idempotent) and return the model folder."""
-    subprocess.run(
-        ["bash", str(REPO / "scripts" / "setup-vllm")], check=True, timeout=SETUP_DEADLINE_S
-    )
+    run_setup("vllm", SETUP_DEADLINE_S)
     for path in (VENV_PYTHON, MODEL_DIR / "model.safetensors", MODEL_DIR / "chat_template.jinja"):
         if not path.exists():
             raise RuntimeError(
