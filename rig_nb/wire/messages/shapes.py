@@ -3,7 +3,8 @@ a Messages reply as the same `Reply` every wire gives.
 
 Requests: `system`, `messages` of user/assistant turns whose content is a list of blocks
 (an echoed assistant turn: thinking blocks first, with their signature unchanged, then
-redacted_thinking, text, tool_use; a reply's tool results in one user turn, in call
+redacted_thinking, text, tool_use with `input` an object, `{}` for arguments that never
+formed one; a reply's tool results in one user turn, in call
 order), `{name, description, input_schema}` tools, the `thinking` switch (its budget held
 to `max_tokens - 1`). Replies: `content` blocks `text`, `thinking`, `redacted_thinking`
 and `tool_use`; `stop_reason` as chat's finish reason; usage with the cached part of the
@@ -39,7 +40,6 @@ __all__ = [
     "messages_thinking",
     "parse_message",
     "parse_message_body",
-    "tool_arguments",
     "unknown_block",
     "usage_of",
 ]
@@ -93,16 +93,6 @@ def held_thinking(fields: dict[str, Any], max_tokens: int) -> dict[str, Any]:
     return {**fields, "thinking": _held(fields["thinking"], max_tokens)}
 
 
-def tool_arguments(text: str) -> Any:
-    """A call's arguments (JSON text) as a tool_use `input`: the object, or the text as
-    sent when it is not an object (the server is told what the model wrote)."""
-    try:
-        value = json.loads(text) if text.strip() else {}
-    except (ValueError, RecursionError):
-        return text
-    return value if isinstance(value, dict) else text
-
-
 def _assistant_blocks(turn: Turn) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     text = turn.text
@@ -114,8 +104,7 @@ def _assistant_blocks(turn: Turn) -> list[dict[str, Any]]:
     if text:
         blocks.append({"type": "text", "text": text})
     blocks.extend(
-        {"type": "tool_use", "id": c.id, "name": c.name, "input": tool_arguments(c.arguments)}
-        for c in turn.calls
+        {"type": "tool_use", "id": c.id, "name": c.name, "input": c.as_object()} for c in turn.calls
     )
     return blocks
 
@@ -285,8 +274,9 @@ def parse_message(body: Any) -> Reply:
         elif kind == "thinking":
             if isinstance(block.get("thinking"), str):
                 reasoning.append(block["thinking"])
-            if isinstance(block.get("signature"), str):
-                signature = block["signature"]
+            # The last thinking block's, as the stream reads it ("" when it has none).
+            signed = block.get("signature")
+            signature = signed if isinstance(signed, str) else ""
         elif kind == "redacted_thinking" and isinstance(block.get("data"), str):
             redacted.append(block["data"])
         elif kind == "tool_use":

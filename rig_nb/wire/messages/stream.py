@@ -1,7 +1,8 @@
 """The Messages wire's stream: events read into content blocks by `index`.
 
-`message_start` opens the message (its usage: the prompt side), `content_block_start`,
-`content_block_delta` (`text_delta`, `thinking_delta`, `signature_delta`, which replaces,
+`message_start` opens the message (its usage: the prompt side), `content_block_start`
+(a text or thinking block's starting text comes before its deltas), `content_block_delta`
+(`text_delta`, `thinking_delta`, `signature_delta`, which replaces,
 `input_json_delta`, concatenated and read at the end: empty is `{}`) and
 `content_block_stop` build the blocks, `message_delta` gives the stop reason and the
 output usage, `message_stop` ends the reply at once whatever the connection does after
@@ -53,11 +54,11 @@ class _Block:
     started: bool = False  # its content_block_start came (else a delta opened it)
 
     def text(self) -> str:
-        if self.parts:
-            return whole("".join(self.parts))
+        """The text its start gave, then its deltas (as the Anthropic SDK accumulates)."""
         key = "thinking" if self.kind == "thinking" else "text"
         value = self.start.get(key)
-        return clean(value) if isinstance(value, str) else ""
+        started = value if isinstance(value, str) else ""
+        return whole(started + "".join(self.parts)) if self.parts else clean(started)
 
     def arguments(self) -> str:
         """The call's arguments as JSON text: the deltas joined; without deltas the started

@@ -12,7 +12,6 @@ Streams are `stream.py`'s; the `Wire` is `wire.py`'s.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -44,16 +43,6 @@ NO_MESSAGE = "ai backend: reply has no message"
 _USAGE = (("prompt_eval_count", "prompt_tokens"), ("eval_count", "completion_tokens"))
 
 
-def _arguments(text: str) -> dict[str, Any]:
-    """A call's JSON arguments as the object Ollama takes; {} for what is not one (Ollama
-    answers 400 to anything but an object, and the tool error was fed back already)."""
-    try:
-        value = json.loads(text) if text.strip() else {}
-    except (ValueError, RecursionError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def _message(turn: Turn) -> dict[str, Any]:
     if turn.role == "tool":
         return {"role": "tool", "content": turn.text, "tool_name": turn.name}
@@ -66,7 +55,7 @@ def _message(turn: Turn) -> dict[str, Any]:
         message["thinking"] = turn.reasoning
     if turn.calls:
         message["tool_calls"] = [
-            {"function": {"name": c.name, "arguments": _arguments(c.arguments)}} for c in turn.calls
+            {"function": {"name": c.name, "arguments": c.as_object()}} for c in turn.calls
         ]
     return message
 
