@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import BackendError
-from ...usage import count_of as _int
 from ..base import Reply
 from ..counts import server_timings, with_timings
 from ..readers import FaultLog
@@ -45,6 +44,11 @@ _PARTS = {
     "response.function_call_arguments.delta": ("function_call", "function_call_arguments.delta"),
     "response.function_call_arguments.done": ("function_call", "function_call_arguments.done"),
 }
+
+
+def _int(value: Any) -> int | None:
+    """An output_index as sent: an int (not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _joined(parts: list[str]) -> str:
