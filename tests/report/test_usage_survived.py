@@ -20,7 +20,7 @@ from collector import Collector, spans
 from rig_nb import Client, RunRequest, Trace
 from rig_nb._svg import timeline_svg
 from rig_nb.compare import Endpoint, Scenario, compare, summarize
-from rig_nb.demo import demo_tools
+from rig_nb.demo import DemoServer, demo_tools
 from rig_nb.report import export_otlp, save_html, to_otel
 from rig_nb.testing import LoopbackServer, RecordedRequest, Response, chat_reply, tool_call
 from rig_nb.usage import MAX_TOKENS_SAID
@@ -236,3 +236,41 @@ def test_the_cli_prints_a_run_sent_lying_counts(
     assert ran.returncode == 0, ran.stderr
     assert "Traceback" not in ran.stderr
     assert str(10**12) not in ran.stdout and "tokens in/out=40/5" in ran.stdout
+
+
+@pytest.mark.parametrize("tiny", [5e-324, 1e-320, 1e-12])
+def test_a_latency_of_next_to_nothing_is_drawn(tiny: float, tmp_path: Path) -> None:
+    from rig_nb.trace import Iteration, ToolCallRecord
+
+    call = ToolCallRecord(id="c", name="t", duration_s=tiny)
+    trace = Trace(model="m", endpoint="127.0.0.1:8000", outcome="ok", elapsed_s=tiny)
+    trace.iterations = [
+        Iteration(
+            index=0,
+            latency_s=tiny,
+            ttft_s=tiny,
+            streamed=True,
+            chunks=2,
+            usage={"prompt_tokens": 10, "completion_tokens": 5},
+            tool_calls=[call],
+        ),
+        Iteration(index=1, latency_s=tiny, text="Hi.", ending="answer"),
+    ]
+    assert trace.iterations[0].decode_tok_s is None
+    _render_all(trace, tmp_path)
+
+
+def test_compare_charts_survive_a_latency_of_next_to_nothing(
+    demo: DemoServer, tmp_path: Path
+) -> None:
+    pytest.importorskip("ipywidgets")
+    from rig_nb.report.charts import charts_html
+    from rig_nb.widgets import CompareView
+
+    endpoint = Endpoint("demo", demo.base_url, "well-behaved")
+    df = compare([endpoint], scenarios=[Scenario("hi", prompt="hi")], progress=False)
+    df["latency_s"] = [5e-324] * len(df)
+    assert "<svg" in charts_html(df)
+    save_html(df, str(tmp_path / "compare.html"))
+    assert CompareView(df).children
+    assert summarize(df).loc["hi", "demo"].startswith("1/1 ok")
