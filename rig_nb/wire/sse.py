@@ -109,6 +109,8 @@ class _Ending(Protocol):
 
     def feed(self, event: Any) -> bool: ...
 
+    def fault(self, line: str) -> None: ...
+
 
 def read_to_final(
     chunks: Iterable[bytes],
@@ -118,7 +120,8 @@ def read_to_final(
 ) -> Reply:
     """Feed each JSON event to `reader` until it holds its final reply, which ends the read
     at once whatever the connection does after it; `on_event(grew)` after each. A stream
-    that ends first is a BackendError (protocol) naming the `terminal` event it lacked."""
+    that ends first is a BackendError (protocol) naming the `terminal` event it lacked, and
+    a fault of the reader's."""
     for event in json_events(chunks):
         if event is DONE:
             break
@@ -127,4 +130,5 @@ def read_to_final(
             on_event(grew)
         if reader.final is not None:
             return reader.final
+    reader.fault(f"the stream ended without {terminal}")
     raise BackendError(f"ai backend: the stream ended without {terminal}", kind="protocol")

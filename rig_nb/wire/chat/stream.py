@@ -14,7 +14,7 @@ from typing import Any
 from ...errors import BackendError
 from ..base import Reply
 from ..counts import server_timings, with_timings
-from ..readers import DeltaReader
+from ..readers import DeltaReader, quoted
 from ..sse import DONE, json_events
 from ..text import REASONING_FIELDS, text_of
 from ..turns import Call
@@ -109,7 +109,7 @@ class StreamAssembler(DeltaReader):
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
             if finished and finish != finished:
-                self.fault(f"a second finish_reason {finish[:40]!r} after {finished[:40]!r}")
+                self.fault(f"a second finish_reason {quoted(finish)} after {quoted(finished)}")
             self.finish_reason = finish
         delta = choice.get("delta")
         if not isinstance(delta, dict):
@@ -240,12 +240,17 @@ class StreamAssembler(DeltaReader):
         )
 
     def finish(self) -> Reply:
-        """The complete reply; BackendError (protocol) when the stream ended too early."""
+        """The complete reply; BackendError (protocol) when the stream ended too early. A
+        stream that ended after its finish_reason without [DONE] (or the usage that ends it)
+        is read, with that fault."""
         if not self.finish_reason and not self.done:
+            self.fault("the stream ended without a finish_reason or [DONE]")
             raise BackendError(
                 "ai backend: the stream ended without a finish_reason or [DONE]",
                 kind="protocol",
             )
+        if not self.done and not self.ended:
+            self.fault("the stream ended without [DONE]")
         if not self.choices:  # the same error as an unstreamed reply without choices
             raise BackendError(NO_CHOICES, kind="reply")
         return self.reply()

@@ -230,7 +230,7 @@ def finish_of(stop_reason: Any, calls: bool) -> tuple[str, bool]:
     if finish is not None:
         return finish, stop_reason == "model_context_window_exceeded"
     if isinstance(stop_reason, str) and stop_reason:
-        return clean(stop_reason)[:60], False
+        return clean(stop_reason), False  # the recording redacts it, then cuts it
     return ("tool_calls" if calls else "stop"), False
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from ...errors import BackendError
 from ..base import Reply
-from ..readers import FaultLog
+from ..readers import FaultLog, quoted
 from ..sse import read_to_final
 from ..text import clean
 from ..turns import Call
@@ -162,7 +162,7 @@ class MessagesReader(FaultLog):
         wanted = _DELTAS.get(kind) if isinstance(kind, str) else None
         name = kind if isinstance(kind, str) else "content_block_delta"
         if wanted is None:
-            self.fault(f"content_block_delta of unknown type {str(name)[:40]!r} dropped")
+            self.fault(f"content_block_delta of unknown type {quoted(name)} dropped")
             return False
         index = _index(event)
         if index is None:

@@ -122,6 +122,7 @@ def read_ollama_stream(
             if line.lstrip()[:1] == b"<":
                 raise not_json(line) from None
             if lines.cut and not lines.ready():
+                reader.fault("the stream ended inside a line")
                 raise BackendError(
                     "ai backend: the stream ended inside a line", kind="protocol"
                 ) from None
@@ -134,4 +135,5 @@ def read_ollama_stream(
                 reader.fault("a line after done: true")
             return reader.reply()
     why = "inside a line" if lines.cut else "without a line with done: true"
+    reader.fault(f"the stream ended {why}")
     raise BackendError(f"ai backend: the stream ended {why}", kind="protocol")
