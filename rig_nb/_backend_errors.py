@@ -200,12 +200,17 @@ def backend_error(exc: BaseException, redact: Redactor, deadline: float | None) 
     from . import _transport
 
     if isinstance(exc, BackendError):
+        message = redact(exc.message)
+        numbers = None
+        if exc.kind == "http":  # an error object with a status, inside a 200 (a stream)
+            numbers = context_numbers(exc.status_code, None, message)
+        window, prompt = numbers if numbers is not None else (None, None)
         return BackendError(
-            redact(exc.message)[:400],
+            message[:400],
             status_code=exc.status_code,
-            kind=exc.kind,
-            context_window=exc.context_window,
-            prompt_tokens=exc.prompt_tokens,
+            kind="context" if numbers is not None else exc.kind,
+            context_window=exc.context_window if numbers is None else window,
+            prompt_tokens=exc.prompt_tokens if numbers is None else prompt,
         )
     response = _status_response(exc)
     if response is not None:

@@ -14,12 +14,13 @@ from typing import Any
 from ...errors import BackendError
 from ..base import Reply
 from ..counts import server_timings, with_timings
+from ..error_objects import raise_error_event
 from ..readers import DeltaReader, quoted
 from ..sse import DONE, json_events
 from ..text import REASONING_FIELDS, text_of
 from ..turns import Call
 from ..utf16 import TextDeltas, whole
-from .shapes import NO_CHOICES, call_of, error_detail, first_choice, parse_usage
+from .shapes import NO_CHOICES, call_of, first_choice, parse_usage
 
 __all__ = [
     "StreamAssembler",
@@ -84,8 +85,8 @@ class StreamAssembler(DeltaReader):
         """Take one decoded `data:` event; True when it carried text (content or reasoning)."""
         if not isinstance(event, dict):
             raise BackendError("ai backend: stream event is not a JSON object", kind="protocol")
-        if "error" in event and not event.get("choices"):
-            raise BackendError(f"ai backend: error in stream: {error_detail(event)}", kind="reply")
+        if "error" in event or event.get("type") == "error":  # checked first: every event
+            raise_error_event(event)
         self.events += 1
         self._top_level.update(k for k in event if isinstance(k, str))
         fingerprint = event.get("system_fingerprint")

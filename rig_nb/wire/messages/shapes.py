@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import BackendError
 from ...usage import count_of as _int
 from ..base import Reply
+from ..error_objects import error_object, error_of
 from ..request_fields import check_extra_body, check_response_format
 from ..text import clean
 from ..turns import Call
@@ -32,7 +33,6 @@ __all__ = [
     "KNOWN_BLOCKS",
     "THINKING_BUDGETS",
     "call_of",
-    "error_text",
     "finish_of",
     "held_thinking",
     "input_text",
@@ -199,15 +199,6 @@ def usage_of(raw: Any) -> dict[str, int]:
     return usage
 
 
-def error_text(error: Any) -> str:
-    """`type: message` of an Anthropic error object (either part may be missing)."""
-    if not isinstance(error, Mapping):
-        return clean(error) if isinstance(error, str) else ""
-    kind, message = error.get("type"), error.get("message")
-    parts = [clean(p) for p in (kind, message) if isinstance(p, str) and p]
-    return ": ".join(parts)
-
-
 def _short(value: Any) -> str:
     return clean(value)[:60] if isinstance(value, str) else type(value).__name__
 
@@ -253,10 +244,9 @@ def parse_message(body: Any) -> Reply:
     """A Messages reply object as the Reply the loop reads."""
     if not isinstance(body, dict):
         raise BackendError("ai backend: reply is not a JSON object", kind="reply")
-    if body.get("type") == "error":
-        raise BackendError(
-            f"ai backend: error in reply: {error_text(body.get('error'))}", kind="reply"
-        )
+    error = error_object(body)
+    if error is not None:
+        raise error_of(error, "reply")
     blocks = body.get("content")
     if not isinstance(blocks, list):
         raise BackendError("ai backend: reply has no content blocks", kind="reply")

@@ -21,12 +21,13 @@ from typing import Any
 
 from ...errors import BackendError
 from ..base import Reply
+from ..error_objects import raise_error_event
 from ..readers import FaultLog, quoted
 from ..sse import read_to_final
 from ..text import clean
 from ..turns import Call
 from ..utf16 import whole
-from .shapes import KNOWN_BLOCKS, call_of, error_text, finish_of, unknown_block, usage_of
+from .shapes import KNOWN_BLOCKS, call_of, finish_of, unknown_block, usage_of
 
 __all__ = ["MessagesReader", "read_message_stream"]
 
@@ -212,6 +213,8 @@ class MessagesReader(FaultLog):
         """Take one decoded event; True when it carried text."""
         if not isinstance(event, dict):
             raise BackendError("ai backend: stream event is not a JSON object", kind="protocol")
+        if "error" in event or event.get("type") == "error":  # checked first: every event
+            raise_error_event(event)
         kind = event.get("type")
         if kind == "content_block_delta":
             return self._delta(event)
@@ -234,9 +237,6 @@ class MessagesReader(FaultLog):
             self._usage(event.get("usage"))
         elif kind == "message_stop":
             self._end()
-        elif kind == "error":
-            detail = error_text(event.get("error"))
-            raise BackendError(f"ai backend: error in stream: {detail}", kind="reply")
         return False
 
     def _redacted(self) -> list[str]:

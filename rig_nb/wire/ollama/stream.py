@@ -15,11 +15,12 @@ from typing import Any
 from ...errors import BackendError
 from ..base import Reply
 from ..counts import ollama_timings
+from ..error_objects import raise_error_event
 from ..ndjson import Lines, decode_line
 from ..readers import DeltaReader
 from ..turns import Call
 from ..utf16 import TextDeltas, whole
-from .shapes import error_text, finish_of, not_json, ollama_call, usage_of
+from .shapes import finish_of, not_json, ollama_call, usage_of
 
 __all__ = ["OllamaReader", "read_ollama_stream"]
 
@@ -54,9 +55,8 @@ class OllamaReader(DeltaReader):
         """Take one decoded line; True when it carried text (content or thinking)."""
         if not isinstance(event, dict):
             raise BackendError("ai backend: stream line is not a JSON object", kind="protocol")
-        if event.get("error"):
-            detail = error_text(event["error"])
-            raise BackendError(f"ai backend: error in stream: {detail}", kind="reply")
+        if "error" in event or event.get("type") == "error":  # checked first: every event
+            raise_error_event(event)
         if self.done:
             self.fault("a line after done: true")
             return False

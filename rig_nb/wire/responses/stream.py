@@ -15,6 +15,7 @@ from typing import Any
 from ...errors import BackendError
 from ..base import Reply
 from ..counts import server_timings, with_timings
+from ..error_objects import raise_error_event
 from ..readers import FaultLog
 from ..sse import read_to_final
 from ..text import text_of
@@ -24,7 +25,6 @@ from .shapes import (
     _KNOWN_ITEMS,
     _TERMINAL,
     _call,
-    _error_text,
     _finish,
     _output_text,
     _reasoning_of,
@@ -240,10 +240,9 @@ class ResponsesReader(FaultLog):
         """Take one decoded event; True when it carried text."""
         if not isinstance(event, dict):
             raise BackendError("ai backend: stream event is not a JSON object", kind="protocol")
+        if "error" in event or event.get("type") == "error":  # checked first: every event
+            raise_error_event(event)
         kind = event.get("type")
-        if kind == "error":
-            detail = _error_text(event.get("error", event))
-            raise BackendError(f"ai backend: error in stream: {detail}", kind="reply")
         if kind in ("response.output_item.added", "response.output_item.done"):
             return self._item_event(event, kind.endswith("done"))
         if kind in _TERMINAL:
