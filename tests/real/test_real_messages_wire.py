@@ -132,14 +132,14 @@ def test_a_tool_loop_with_thinking_on_over_messages(
     first = ask([*asked, prefill], "required")
     assert first.finish_reason == "tool_calls"  # type: ignore[attr-defined]
     calls = first.tool_calls  # type: ignore[attr-defined]
-    assert calls and all(c["function"]["name"] == G.TOOL_NAME for c in calls)
-    assert all(re.fullmatch(r"[A-Za-z0-9]{32}", c["id"]) for c in calls)
+    assert calls and all(c.name == G.TOOL_NAME for c in calls)
+    assert all(re.fullmatch(r"[A-Za-z0-9]{32}", c.id) for c in calls)
     faults = first.stream_faults  # type: ignore[attr-defined]
     if stream and len(calls) > 1:
         assert "content_block_start for index 1 while index 0 is open" in faults
     else:
         assert faults == []
-    made = tuple(Call(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls)
+    made = tuple(Call(c.id, c.name, c.arguments) for c in calls)
     results = [Turn("tool", "Paris: 16 C, overcast", call_id=c.id, name=c.name) for c in made]
     second = ask([*asked, Turn("assistant", calls=made), *results], "auto")
     # The tool results were read: the server answered the next round (text or another call).
