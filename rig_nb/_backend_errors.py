@@ -106,21 +106,38 @@ _CONTEXT_SAID = re.compile(
     r"|greater than the context length|context length of only",
     re.IGNORECASE,
 )
+# A number as a message states a count: ASCII digits, not part of a decimal, an exponent or a
+# grouped number ("1e30" is not 1, "8,192" is not 8, "2048." ending a sentence is 2048).
+_N = r"([0-9]+)(?![0-9]|[.,][0-9]|[eE][+-]?[0-9])"
 # (window, prompt tokens) out of the message's own words, first match wins for each.
-_WINDOW_SAID = (
-    re.compile(r"maximum context length is (\d+)", re.IGNORECASE),
-    re.compile(r"context length \((\d+) tokens\)", re.IGNORECASE),
-    re.compile(r"tokens > (\d+) maximum", re.IGNORECASE),
-    re.compile(r"context length of only (\d+)", re.IGNORECASE),
+_WINDOW_SAID = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        rf"maximum context length is {_N}",
+        rf"maximum context length of {_N}",
+        rf"context length \({_N} tokens\)",
+        rf"tokens > {_N} maximum",
+        rf"context length of only {_N}",
+    )
 )
-_PROMPT_SAID = (
-    re.compile(r"\((\d+) in the messages", re.IGNORECASE),
-    re.compile(r"request has (\d+) input tokens", re.IGNORECASE),
-    re.compile(r"prompt contains at least (\d+) input tokens", re.IGNORECASE),
-    re.compile(r"messages resulted in (\d+) tokens", re.IGNORECASE),
-    re.compile(r"you requested (\d+) tokens", re.IGNORECASE),
-    re.compile(r"prompt is too long: (\d+) tokens", re.IGNORECASE),
-    re.compile(r"input \((\d+) tokens\)", re.IGNORECASE),
+_PROMPT_SAID = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        rf"\({_N} in the messages",
+        rf"request has {_N} input tokens",
+        rf"prompt contains (?:at least )?{_N} input tokens",
+        rf"{_N} tokens from the input messages",
+        rf"messages resulted in {_N} tokens",
+        rf"you requested {_N} tokens",
+        rf"prompt is too long: {_N} tokens",
+        rf"input \({_N} tokens\)",
+    )
+)
+# What says the output asked for is what does not fit (`max_tokens` too large).
+_OUTPUT_SAID = re.compile(
+    r"'?max_(?:completion_|new_)?tokens'? (?:is too large|=\s*[0-9]+ cannot be greater)"
+    r"|request fewer output tokens",
+    re.IGNORECASE,
 )
 
 
@@ -143,6 +160,11 @@ def context_numbers(
     least N input tokens", counted up to the window plus one); Ollama: "exceeds the model's
     maximum context length"; Anthropic: "prompt is too long: N tokens > M maximum"; SGLang: "is
     longer than the model's context length (M tokens)"; LM Studio: "context length of only N".
+    Numbers are read only as whole decimal numbers. A prompt that fits, by the server's own
+    numbers, or words that say `max_tokens` is too large, is not a context error: what did
+    not fit is the output asked for (vLLM's "'max_tokens' is too large", "max_tokens=N
+    cannot be greater than max_model_len=M"; SGLang's and vLLM's "You requested a total of
+    T tokens: P tokens from the input messages and C tokens for the completion").
     """
     if status is None or not 400 <= status < 500:
         return None
@@ -155,10 +177,13 @@ def context_numbers(
         return None
     window = stated_count(err.get("n_ctx")) if isinstance(err, dict) else None
     prompt = stated_count(err.get("n_prompt_tokens")) if isinstance(err, dict) else None
-    return (
-        window if window is not None else _said(_WINDOW_SAID, text),
-        prompt if prompt is not None else _said(_PROMPT_SAID, text),
-    )
+    window = window if window is not None else _said(_WINDOW_SAID, text)
+    prompt = prompt if prompt is not None else _said(_PROMPT_SAID, text)
+    if window is not None and prompt is not None and prompt < window:
+        return None
+    if _OUTPUT_SAID.search(text) and (window is None or prompt is None):
+        return None
+    return window, prompt
 
 
 def page_text(text: str) -> str:
@@ -175,12 +200,17 @@ def backend_error(exc: BaseException, redact: Redactor, deadline: float | None) 
     from . import _transport
 
     if isinstance(exc, BackendError):
+        message = redact(exc.message)
+        numbers = None
+        if exc.kind == "http":  # an error object with a status, inside a 200 (a stream)
+            numbers = context_numbers(exc.status_code, None, message)
+        window, prompt = numbers if numbers is not None else (None, None)
         return BackendError(
-            redact(exc.message)[:400],
+            message[:400],
             status_code=exc.status_code,
-            kind=exc.kind,
-            context_window=exc.context_window,
-            prompt_tokens=exc.prompt_tokens,
+            kind="context" if numbers is not None else exc.kind,
+            context_window=exc.context_window if numbers is None else window,
+            prompt_tokens=exc.prompt_tokens if numbers is None else prompt,
         )
     response = _status_response(exc)
     if response is not None:

@@ -4,7 +4,8 @@ Shared by `Trace._repr_html_`, TraceView and the HTML report (the library draws 
 timeline; `rig_nb.report.charts` draws the compare charts with `bar`, `axis` and `svg`).
 This module imports no renderer (`_html` imports it). Every text is escaped with `esc`;
 numbers from a trace are made finite and non-negative before they are drawn, so a hostile
-trace (negative or NaN durations, 2**63 tokens, a megabyte reply, a thousand iterations)
+trace (negative, NaN or 5e-324 s durations, 2**63 tokens, a megabyte reply, a thousand
+iterations)
 draws a bounded picture. No script: each mark's numbers are in its `<title>`, which a
 browser shows on hover. A picture is at most `WIDTH` px wide and shrinks with its
 container (`max-width:100%`).
@@ -40,6 +41,7 @@ WIDTH = 760
 MAX_ROWS = 64  # iterations drawn; a note says how many more there are
 _ROW, _GAP, _LABEL, _TOP, _AXIS = 14, 4, 44, 22, 18
 _MAX_S = 1e9  # a duration beyond this (31 years) is drawn as this
+_TINY = 1e-9  # a scale below this (a nanosecond, a billionth of a token) has no ticks
 _NAME_CHARS = 60
 COLORS = {
     "wait": "#bdbdbd",
@@ -100,8 +102,9 @@ def bar(x: float, y: float, w: float, h: float, color: str, title: str) -> str:
 
 
 def ticks(top: float, count: int = 5) -> list[float]:
-    """Round tick values from 0 to at least `top` (1, 2 or 5 times a power of ten apart)."""
-    if not top > 0 or not math.isfinite(top):
+    """Round tick values from 0 to at least `top` (1, 2 or 5 times a power of ten apart);
+    [0, 1] for a top below _TINY (a step of 5e-324 / 5 is 0) or one that is not finite."""
+    if not top >= _TINY or not math.isfinite(top):
         return [0.0, 1.0]
     raw = top / count
     power = 10 ** math.floor(math.log10(raw))

@@ -28,7 +28,7 @@ from .errors import (
     OutputLimitError,
     RigError,
 )
-from .record import Judge, finalizing, record_round
+from .record import Judge, as_received, finalizing, record_round
 from .servers import profile
 from .tool import Tool, validate_tools
 from .trace import Iteration, ToolCallRecord, Trace
@@ -386,6 +386,10 @@ def run(
             trace.iterations.append(it)
             trace.notify()
             reply = _send(client, asked, it, trace, request)
+            if reply.finish_reason == "length" or it.ending == "content_filter":
+                # A turn cut short: its calls are shown as received (an SDK keeps them too,
+                # a complete one included), but none is run.
+                it.tool_calls.extend(as_received(reply.tool_calls))
             if reply.finish_reason == "length":
                 raise OutputLimitError("reply hit the output token limit (finish_reason length)")
             if it.ending == "content_filter":

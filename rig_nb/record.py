@@ -42,6 +42,15 @@ CONTEXT_TRUNCATED = "context_truncated"
 Judge = Callable[[Trace], "tuple[str, str] | None"]
 # While a reply streams, listeners hear of it at most this often (plus once at its end).
 LIVE_INTERVAL_S = 0.1
+# A stream fault line and a finish reason as a trace keeps them: redacted first, then cut.
+_FAULT_CHARS = 160
+_FINISH_CHARS = 60
+
+
+def _shown(text: str, redact: Callable[[str], str], limit: int) -> str:
+    """Endpoint text on a trace: redacted, then cut (a cut key would no longer be found)."""
+    text = redact(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def describe(exc: BaseException) -> str:
@@ -105,7 +114,7 @@ def _calls_in_reasoning(it: Iteration) -> bool:
     return any(has_text_tool_calls(text) for text in _reasoning_texts(it) if text)
 
 
-def _fill(it: Iteration, reply: Reply) -> None:
+def _fill(it: Iteration, reply: Reply, redact: Callable[[str], str]) -> None:
     it.raw_content = reply.content
     it.reasoning_content = reply.reasoning
     it.reasoning_field = reply.reasoning_field
@@ -113,10 +122,11 @@ def _fill(it: Iteration, reply: Reply) -> None:
     it.leaks = list(leak_dialects(reply.content))
     found = {name for text in _reasoning_texts(it) if text for name in leak_dialects(text)}
     it.reasoning_leaks = [name for name in DIALECTS if name in found] if found else []
-    it.finish_reason = reply.finish_reason
+    it.finish_reason = _shown(reply.finish_reason, redact, _FINISH_CHARS)
     it.usage = dict(reply.usage)
     it.server_timings = dict(reply.server_timings)
-    it.stream_faults = list(reply.stream_faults)
+    # Faults quote names the stream sent (an event's type, a finish reason): a key too.
+    it.stream_faults = [_shown(f, redact, _FAULT_CHARS) for f in reply.stream_faults]
     it.reasoning_signature = reply.reasoning_signature
     if reply.context_cut:
         it.context_cut = True
@@ -190,13 +200,13 @@ def record_round(
             reply = client.stream(request, assembler, on_event=on_event, retries=retries)
     except BaseException:
         if assembler is not None:
-            _fill(it, assembler.reply())  # what arrived before the failure
+            _fill(it, assembler.reply(), client.redact)  # what arrived before the failure
             mark_cut(trace, it, _window_sent(client, request))
         it.ending = "error"
         raise
     finally:
         it.latency_s = time.perf_counter() - start
-    _fill(it, reply)
+    _fill(it, reply, client.redact)
     mark_cut(trace, it, _window_sent(client, request))
     it.ending = ending(it, replied=True, native_calls=bool(reply.tool_calls))
     return reply

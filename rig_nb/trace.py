@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -120,11 +121,12 @@ class Iteration:
     @property
     def decode_tok_s(self) -> float | None:
         """Completion tokens per second after the first token (streamed replies only)."""
-        tokens = self.usage.get("completion_tokens")
+        tokens = _count(self.usage.get("completion_tokens"))
         decode_s = self.latency_s - self.ttft_s
-        if not self.streamed or not tokens or self.ttft_s <= 0 or decode_s <= 0:
+        if not self.streamed or not tokens or not self.ttft_s > 0 or not decode_s > 0:
             return None
-        return float(tokens) / decode_s
+        rate = tokens / decode_s
+        return rate if math.isfinite(rate) else None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

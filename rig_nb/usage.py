@@ -10,27 +10,30 @@ from typing import Any
 __all__ = ["MAX_TOKENS_SAID", "Usage", "count_of", "kept_count", "stated_count"]
 
 
-def count_of(value: Any) -> int | None:
-    """A token count as a server reported it: an int (not a bool), else None."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def kept_count(value: Any) -> int | None:
-    """A token count as a trace keeps it: an int >= 0 (not a bool), else None."""
-    count = count_of(value)
-    return count if count is not None and count >= 0 else None
-
-
-# Counts beyond this are not a window any model has: a lie, not a number.
+# Counts beyond this are not a window, a prompt or a reply any model has: a lie, not a number.
 MAX_TOKENS_SAID = 1 << 30
+
+
+def count_of(value: Any) -> int | None:
+    """A token count as a server reported it and a trace keeps it: an int (not a bool) from
+    0 to MAX_TOKENS_SAID, else None. Every count an endpoint sends is read through this (a
+    count past float range, a negative or an absurd one is not reported), and whatever
+    renders a trace reads its counts through it again, so a trace built by hand or read
+    from a file renders too."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 0 <= value <= MAX_TOKENS_SAID else None
+
+
+# The name the trace's readers use: the same rule.
+kept_count = count_of
 
 
 def stated_count(value: Any) -> int | None:
     """A token count a server states (a window, a prompt's size): an int from 1 to
     MAX_TOKENS_SAID, else None (a string, a bool, 0, a negative or absurd number)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if 0 < value <= MAX_TOKENS_SAID else None
+    count = count_of(value)
+    return count if count else None
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class Usage:
 
     @classmethod
     def of(cls, usage: Mapping[str, Any]) -> Usage:
+        """The counts of a usage mapping, each read with `count_of`."""
         return cls(
             count_of(usage.get("prompt_tokens")) or 0,
             count_of(usage.get("completion_tokens")) or 0,

@@ -130,9 +130,20 @@ def neutral(trace: Trace, wire: str) -> dict[str, Any]:
         if carries.arguments_as_objects:
             for holder in (it, *it["messages"]):
                 _calls_as_said(holder)
-    if carries.ids_made_by_loop:
+    if carries.ids_made_by_loop or (carries.arguments_as_objects and _unsendable(trace)):
+        # Arguments that are no object go back as `{}` (issue 45): a server that makes its
+        # ids from the conversation (the demo's `cmpl-` hash) makes other ids from then on.
         data = _without_ids(data)
     return data
+
+
+def _unsendable(trace: Trace) -> bool:
+    """Whether a call of the run had arguments that are not a JSON object."""
+    return any(
+        not isinstance(_arguments(call.arguments), dict)
+        for it in trace.iterations
+        for call in it.tool_calls
+    )
 
 
 def result_view(result: Any, wire: str) -> Any:

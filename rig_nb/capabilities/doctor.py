@@ -340,9 +340,12 @@ def _report(client: Backend, model: str, stream: bool, names: list[str]) -> Endp
     headers = asked.reply.headers if asked.reply is not None else None
     asked.facts = server_facts(client, model, asked.server, listed, headers)
     found: dict[str, Check] = {}
+    # A verdict may quote what the endpoint sent (a fault's name, a finish reason): it is
+    # redacted as evidence is.
+    redact = client.redact
     for name in [*(n for n in _EARLY if n in names), *(n for n in names if n not in _EARLY)]:
         verdict, evidence, fix, shown = _SPECS[name].found(name, asked)
-        found[name] = Check(name, verdict, evidence, fix, shown)
+        found[name] = Check(name, redact(verdict), redact(evidence), fix, shown)
     return EndpointReport(
         model,
         asked.server.name,

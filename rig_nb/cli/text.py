@@ -15,6 +15,8 @@ import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..usage import Usage
+
 if TYPE_CHECKING:
     from ..trace import Trace
 
@@ -389,7 +391,8 @@ def format_trace(
         f"{plural(len(trace.tool_calls), 'tool call')}, {trace.elapsed_s:.3f} s"
     ]
     for it, reuse in zip(trace.iterations, trace.prefix_reuse, strict=True):
-        usage = f"{it.usage.get('prompt_tokens', 0)}/{it.usage.get('completion_tokens', 0)}"
+        counts = Usage.of(it.usage)
+        usage = f"{counts.prompt_tokens}/{counts.completion_tokens}"
         leaks = f"  leaks={','.join(it.leaks)}" if it.leaks else ""
         cached = f"  reused={reuse:.0%}" if reuse is not None else ""
         cut = "  CONTEXT CUT" if it.context_cut else ""

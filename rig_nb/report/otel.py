@@ -43,8 +43,10 @@ __all__ = ["AGENT_NAME", "PROVIDER_NAME", "to_otel"]
 AGENT_NAME = "rig_nb"
 PROVIDER_NAME = "openai"
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-# One span never lasts longer than this (11.6 days): keeps every end time inside uint64.
+# One span never lasts longer than this (11.6 days); no time is laid out past OTLP's
+# fixed64 (a long trace of long spans would pass it).
 _MAX_SPAN_NS = 10**15
+_MAX_TIME_NS = 2**64 - 1
 _KIND_INTERNAL, _KIND_CLIENT = 1, 3
 _STATUS_OK, _STATUS_ERROR = 1, 2
 # OpenAI's finish reasons as the output-messages schema names them.
@@ -91,6 +93,11 @@ def _ns(seconds: float) -> int:
     if not isinstance(seconds, int | float) or not math.isfinite(seconds) or seconds <= 0:
         return 0
     return min(int(min(seconds, _MAX_SPAN_NS / 1e9) * 1e9), _MAX_SPAN_NS)
+
+
+def _after(time_ns: int, seconds: float) -> int:
+    """The time `seconds` after `time_ns`, held to what OTLP's fixed64 holds."""
+    return min(time_ns + _ns(seconds), _MAX_TIME_NS)
 
 
 def _server(endpoint: str) -> list[tuple[str, Any]]:
@@ -314,7 +321,7 @@ def to_otel(
     cursor = start
     for it in trace.iterations:
         chat_id = ids.new()
-        end = cursor + _ns(it.latency_s)
+        end = _after(cursor, it.latency_s)
         name = f"chat {trace.model}" if trace.model else "chat"
         error = it.error if it.error else None
         attrs = _chat_attributes(trace, it, server, include_content)
@@ -323,7 +330,7 @@ def to_otel(
         )
         cursor = end
         for call in it.tool_calls:
-            end = cursor + _ns(call.duration_s)
+            end = _after(cursor, call.duration_s)
             failed = (call.result if include_content else call.error_type or "tool error") or ""
             spans.append(
                 _span(
@@ -363,7 +370,7 @@ def to_otel(
             ("rig_nb.leaks", trace.leaks() or None),
         ]
     )
-    root_end = max(cursor, start + _ns(trace.elapsed_s))
+    root_end = max(cursor, _after(start, trace.elapsed_s))
     root = _span(
         trace_id,
         root_id,

@@ -97,6 +97,7 @@ def ollama_timings(line: Mapping[str, Any]) -> dict[str, float]:
 def with_timings(usage: dict[str, int], timings: Mapping[str, float]) -> dict[str, int]:
     """`usage` with llama.cpp's `timings.cache_n` as its cached tokens when usage has none."""
     cached = timings.get("cached_tokens")
-    if "cached_tokens" not in usage and cached is not None:
-        usage["cached_tokens"] = int(cached)
+    count = _int(int(cached)) if cached is not None else None
+    if "cached_tokens" not in usage and count is not None:
+        usage["cached_tokens"] = count
     return usage

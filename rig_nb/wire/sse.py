@@ -3,10 +3,11 @@
 Lines end in LF, CRLF or a lone CR, as the SSE specification says: a CR ends its
 line at once and an LF right after it (in the same chunk or the next) is
 skipped, so a stream that ends in CR never waits for one more byte. Comment
-lines (`: keep-alive`) and fields other than `data` are skipped; the `data`
-lines of one event are joined with LF, and an event ends at a blank line (or at
-the end of the stream). A line that arrives in many small chunks is joined
-once, when its end arrives.
+lines (`: keep-alive`) and fields other than `data` and `event` are skipped; the
+`data` lines of one event are joined with LF, and an event ends at a blank line
+(or at the end of the stream). A line that arrives in many small chunks is
+joined once, when its end arrives. An event named `error` is an error, whatever
+its data holds (`error_objects`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ..errors import BackendError
+from .error_objects import raise_error_event
 
 if TYPE_CHECKING:
     from .base import Reply
@@ -30,16 +32,21 @@ def _decode(value: bytes) -> str:
         raise BackendError("ai backend: stream event is not valid UTF-8", kind="protocol") from None
 
 
+# The event line that says an event is an error (Anthropic's and llama-server's streams).
+_NAMED_ERROR = frozenset({b"event: error", b"event:error"})
+
+
 def _field(line: bytes, data: list[str]) -> None:
     name, _, value = line.partition(b":")
     if name == b"data":
         data.append(_decode(value[1:] if value.startswith(b" ") else value))
 
 
-def iter_events(chunks: Iterable[bytes]) -> Iterator[str]:
-    """Yield the data of each event, as text."""
+def named_events(chunks: Iterable[bytes]) -> Iterator[tuple[bool, str]]:
+    """Yield each event as (whether it is named `error`, its data as text)."""
     pending: list[bytes] = []
     data: list[str] = []
+    error = False
     after_cr = False  # the last line ended in CR: an LF starting the next chunk belongs to it
     for chunk in chunks:
         if not chunk:
@@ -65,15 +72,25 @@ def iter_events(chunks: Iterable[bytes]) -> Iterator[str]:
                 line = b"".join(pending)
                 pending.clear()
             if line:
-                if line[0] != 0x3A:  # ":" starts a comment
+                if line.startswith(b"event:"):
+                    error = line in _NAMED_ERROR
+                elif line[0] != 0x3A:  # ":" starts a comment
                     _field(line, data)
-            elif data:
-                yield "\n".join(data)
-                data.clear()
+            else:
+                if data:
+                    yield error, "\n".join(data)
+                    data.clear()
+                error = False  # an event's name ends with it, data or not
     if pending:
         _field(b"".join(pending), data)
     if data:
-        yield "\n".join(data)
+        yield error, "\n".join(data)
+
+
+def iter_events(chunks: Iterable[bytes]) -> Iterator[str]:
+    """Yield the data of each event, as text."""
+    for _, data in named_events(chunks):
+        yield data
 
 
 class _Done:
@@ -88,17 +105,23 @@ DONE: Final = _Done()
 
 def json_events(chunks: Iterable[bytes]) -> Iterator[Any]:
     """Each event's data decoded as JSON; `DONE` for `[DONE]`, after which nothing is read.
-    An event that is not JSON is a BackendError (protocol)."""
-    for data in iter_events(chunks):
+    An event that is not JSON is a BackendError (protocol); an event named `error` is the
+    BackendError its data says (its text when it is not JSON)."""
+    for named, data in named_events(chunks):
         if data == "[DONE]":
             yield DONE
             return
         try:
-            yield json.loads(data)
+            event = json.loads(data)
         except (ValueError, RecursionError):
+            if named:
+                raise_error_event(data, named=True)
             raise BackendError(
                 "ai backend: stream event is not valid JSON", kind="protocol"
             ) from None
+        if named:
+            raise_error_event(event, named=True)
+        yield event
 
 
 class _Ending(Protocol):
@@ -109,6 +132,8 @@ class _Ending(Protocol):
 
     def feed(self, event: Any) -> bool: ...
 
+    def fault(self, line: str) -> None: ...
+
 
 def read_to_final(
     chunks: Iterable[bytes],
@@ -118,7 +143,8 @@ def read_to_final(
 ) -> Reply:
     """Feed each JSON event to `reader` until it holds its final reply, which ends the read
     at once whatever the connection does after it; `on_event(grew)` after each. A stream
-    that ends first is a BackendError (protocol) naming the `terminal` event it lacked."""
+    that ends first is a BackendError (protocol) naming the `terminal` event it lacked, and
+    a fault of the reader's."""
     for event in json_events(chunks):
         if event is DONE:
             break
@@ -127,4 +153,5 @@ def read_to_final(
             on_event(grew)
         if reader.final is not None:
             return reader.final
+    reader.fault(f"the stream ended without {terminal}")
     raise BackendError(f"ai backend: the stream ended without {terminal}", kind="protocol")

@@ -53,6 +53,16 @@ class Call:
             text,
         )
 
+    def as_object(self) -> dict[str, Any]:
+        """The arguments as the JSON object a wire that sends calls back as objects needs
+        (Messages' tool_use `input`, Ollama's `arguments`): {} for arguments that are not an
+        object (that call ran as a tool error, fed back already)."""
+        try:
+            value = json.loads(self.arguments) if self.arguments.strip() else {}
+        except (ValueError, RecursionError):
+            return {}
+        return value if isinstance(value, dict) else {}
+
     def as_chat(self) -> dict[str, Any]:
         """The call in chat completions' shape (how the trace shows every wire's calls)."""
         return {

@@ -467,6 +467,39 @@ class KindLike(LoopbackServer):
             8192,
             id="ollama-num_ctx",
         ),
+        # Issue 45: a Unicode digit in `parameters` crashed the doctor (int("\u00b2")) or was
+        # read as a number; only ASCII digits are, else Ollama's default holds.
+        pytest.param(
+            {"owned_by": "library"},
+            {"/api/version": {"version": "0.12.3"}, "/api/show": {"parameters": "num_ctx \u00b2"}},
+            {},
+            "ollama",
+            "0.12.3",
+            4096,
+            id="ollama-superscript-digit",
+        ),
+        pytest.param(
+            {"owned_by": "library"},
+            {
+                "/api/version": {"version": "0.12.3"},
+                "/api/show": {"parameters": "num_ctx \u0668\u0661\u0669\u0662"},
+            },
+            {},
+            "ollama",
+            "0.12.3",
+            4096,
+            id="ollama-arabic-indic-digits",
+        ),
+        # Issue 45: Ollama lists a model named without its tag as `m:latest`.
+        pytest.param(
+            {"id": "m:latest", "owned_by": "library"},
+            {"/api/version": {"version": "0.12.3"}, "/api/show": {"parameters": "num_ctx 8192"}},
+            {},
+            "ollama",
+            "0.12.3",
+            8192,
+            id="ollama-listed-with-its-tag",
+        ),
     ],
 )
 def test_each_server_kind_names_its_version_and_window_from_its_own_routes(

@@ -153,6 +153,116 @@ def test_an_error_that_mentions_context_for_another_reason_is_not_kind_context(
     assert exc.context_window is None and exc.prompt_tokens is None
 
 
+def _error_body(api: str, message: str) -> dict[str, Any]:
+    """`message` in the error shape of the server each wire is usually served by."""
+    if api == "messages":
+        return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    if api == "ollama":
+        return {"error": message}
+    return {"error": {"message": message, "type": "BadRequestError", "param": None, "code": 400}}
+
+
+WIRE_NAMES = ["chat", "responses", "messages", "ollama"]
+STREAMS = pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+
+
+@pytest.mark.parametrize(
+    ("window_said", "prompt_said"),
+    [
+        pytest.param("1e30", "9001", id="exponent-window"),
+        pytest.param("8192", "9e99", id="exponent-prompt"),
+        pytest.param("1.5", "9001", id="decimal-window"),
+        pytest.param("8,192", "9,001", id="thousands-separators"),
+        pytest.param("\u0668\u0661\u0669\u0662", "9001", id="arabic-indic-digits"),
+        pytest.param("\uff18\uff11\uff19\uff12", "9001", id="fullwidth-digits"),
+        pytest.param("0x2000", "9001", id="hex"),
+    ],
+)
+@pytest.mark.parametrize("api", WIRE_NAMES)
+@STREAMS
+def test_a_context_errors_numbers_are_read_only_as_whole_decimal_numbers(
+    server: ScriptedServer,
+    run_loop: LoopRunner,
+    api: str,
+    stream: bool,
+    window_said: str,
+    prompt_said: str,
+) -> None:
+    message = (
+        f"This model's maximum context length is {window_said} tokens. However, your request "
+        f"has {prompt_said} input tokens. Please reduce the length of the input messages."
+    )
+    server.push(Response(_error_body(api, message), 400))
+    exc = _run(run_loop, api=api, stream=stream).exception
+    assert isinstance(exc, BackendError) and (exc.kind, exc.status_code) == ("context", 400)
+    # 1e30 is not a window of 1, nor 9e99 a prompt of 9; 8,192 is not 8; other digits are
+    # not decimal numbers here.
+    window = 8192 if window_said == "8192" else None
+    prompt = 9001 if prompt_said == "9001" else None
+    assert (exc.context_window, exc.prompt_tokens) == (window, prompt)
+
+
+# What a server says when `max_tokens`, not the prompt, does not fit: the prompt was read.
+MAX_TOKENS_SAID = [
+    pytest.param(
+        "max_tokens=5000 cannot be greater than max_model_len=2048. Please request fewer "
+        "output tokens.",
+        id="vllm-0.32",
+    ),
+    pytest.param(
+        "'max_tokens' is too large: 5000. This model's maximum context length is 2048 tokens "
+        "and your request has 12 input tokens (5000 > 2048 - 12).",
+        id="vllm-older",
+    ),
+    pytest.param(
+        "This model's maximum context length is 2048 tokens. However, you requested 5000 "
+        "output tokens and your prompt contains 12 input tokens, for a total of 5012 tokens. "
+        "Please reduce the number of requested output tokens.",
+        id="vllm-renderer",
+    ),
+    pytest.param(
+        "Requested token count exceeds the model's maximum context length of 2048 tokens. You "
+        "requested a total of 5012 tokens: 12 tokens from the input messages and 5000 tokens "
+        "for the completion. Please reduce the number of tokens in the input messages or the "
+        "completion to fit within the limit.",
+        id="sglang-total",
+    ),
+    pytest.param(
+        "This model's maximum context length is 4097 tokens. However, you requested 5000 "
+        "tokens (12 in the messages, 4988 in the completion). Please reduce the length of "
+        "the messages or completion.",
+        id="openai-classic",
+    ),
+]
+
+
+@pytest.mark.parametrize("message", MAX_TOKENS_SAID)
+@pytest.mark.parametrize("api", WIRE_NAMES)
+@STREAMS
+def test_max_tokens_too_large_is_kind_http_not_context(
+    server: ScriptedServer, run_loop: LoopRunner, api: str, stream: bool, message: str
+) -> None:
+    server.push(Response(_error_body(api, message), 400))
+    exc = _run(run_loop, api=api, stream=stream).exception
+    assert isinstance(exc, BackendError) and (exc.kind, exc.status_code) == ("http", 400)
+    assert (exc.context_window, exc.prompt_tokens) == (None, None)
+    assert message[:40] in exc.message
+
+
+def test_a_prompt_past_the_window_in_the_same_words_is_still_kind_context(
+    server: ScriptedServer, run_loop: LoopRunner
+) -> None:
+    message = (
+        "Requested token count exceeds the model's maximum context length of 2048 tokens. You "
+        "requested a total of 7000 tokens: 2100 tokens from the input messages and 4900 tokens "
+        "for the completion."
+    )
+    server.push(Response(_error_body("chat", message), 400))
+    exc = _run(run_loop).exception
+    assert isinstance(exc, BackendError) and exc.kind == "context"
+    assert (exc.context_window, exc.prompt_tokens) == (2048, 2100)
+
+
 @pytest.mark.parametrize("lie", [0, -5, 10**12, "4096", 4096.0, True, None, [4096]])
 def test_lying_numbers_in_a_context_error_are_dropped_not_believed(
     server: ScriptedServer, run_loop: LoopRunner, lie: Any

@@ -21,9 +21,16 @@ from pathlib import Path
 import grammars as G
 import pytest
 from client_view import Seen, client_for, run_loop, seen
-from llama_server_procs import LiteLLMProxy, Proc, ServerEnv, litellm_proxy
+from llama_server_procs import (
+    TEMPLATE_FLAVOUR,
+    LiteLLMProxy,
+    Proc,
+    ServerEnv,
+    litellm_proxy,
+    llama_server,
+)
 
-from rig_nb import BackendError, RunRequest
+from rig_nb import BackendError, Client, RunRequest
 from rig_nb.capabilities import endpoint_report
 from rig_nb.wire import WIRES, Call, Request, ToolSpec, Turn
 
@@ -125,14 +132,14 @@ def test_a_tool_loop_with_thinking_on_over_messages(
     first = ask([*asked, prefill], "required")
     assert first.finish_reason == "tool_calls"  # type: ignore[attr-defined]
     calls = first.tool_calls  # type: ignore[attr-defined]
-    assert calls and all(c["function"]["name"] == G.TOOL_NAME for c in calls)
-    assert all(re.fullmatch(r"[A-Za-z0-9]{32}", c["id"]) for c in calls)
+    assert calls and all(c.name == G.TOOL_NAME for c in calls)
+    assert all(re.fullmatch(r"[A-Za-z0-9]{32}", c.id) for c in calls)
     faults = first.stream_faults  # type: ignore[attr-defined]
     if stream and len(calls) > 1:
         assert "content_block_start for index 1 while index 0 is open" in faults
     else:
         assert faults == []
-    made = tuple(Call(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls)
+    made = tuple(Call(c.id, c.name, c.arguments) for c in calls)
     results = [Turn("tool", "Paris: 16 C, overcast", call_id=c.id, name=c.name) for c in made]
     second = ask([*asked, Turn("assistant", calls=made), *results], "auto")
     # The tool results were read: the server answered the next round (text or another call).
@@ -183,3 +190,31 @@ def test_api_parity_shows_what_litellm_messages_loses(deepseek_proxy: LiteLLMPro
     assert check.verdict.startswith("differs: ")
     assert "over messages" in check.verdict
     assert "LiteLLM turns /v1/messages into a chat request" in check.advice
+
+
+# Issue 45: under gpt-oss's template SmolLM2's reply is no harmony, and llama-server's parser
+# refuses it: 500 "... peg-native format" when not streamed; streamed, after the stream began
+# (200), an error in its own shape on each route (`event: error` with `{"code", "message",
+# "type"}` on /v1/messages, `data: {"error": {...}}` on the others). Each is the server's 500.
+PEG = "The model produced output that does not match the expected peg-native format"
+
+
+@pytest.fixture(scope="module")
+def gpt_oss_server(server_env: ServerEnv, llama_server_logs: Path) -> Iterator[Proc]:
+    name = f"{TEMPLATE_FLAVOUR}openai-gpt-oss-120b"
+    with llama_server(server_env, name, llama_server_logs) as s:
+        yield s
+
+
+@pytest.mark.parametrize("api", ["chat", "responses", "messages"])
+@STREAMS
+def test_a_reply_its_parser_refuses_is_the_servers_500_on_every_wire(
+    gpt_oss_server: Proc, api: str, stream: bool
+) -> None:
+    with Client(gpt_oss_server.base_url, api=api, timeout=120, max_retries=0) as client:
+        trace = client.run_trace(RunRequest(gpt_oss_server.model, 16, prompt="Hi", stream=stream))
+    exc = trace.exception
+    assert isinstance(exc, BackendError), trace.error
+    assert (exc.kind, exc.status_code) == ("http", 500)
+    assert exc.message == f"ai backend: HTTP 500: {PEG}"
+    assert len(trace.iterations) == 1 and trace.iterations[0].ending == "error"

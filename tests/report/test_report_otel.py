@@ -244,3 +244,29 @@ def test_otel_survives_any_numbers() -> None:
         to_otel(trace, start_time_unix_nano=-1)
     with pytest.raises(TypeError, match="takes a Trace"):
         to_otel({"model": "m"})  # type: ignore[arg-type]
+
+
+def test_otlp_times_stay_within_uint64_over_a_long_trace() -> None:
+    # Issue 45: each span is held to 11.6 days, but a long trace of such spans was laid out
+    # past 2**64 - 1 ns, which protobuf's fixed64 refuses.
+    its = [
+        Iteration(
+            index=n,
+            latency_s=1e7,
+            finish_reason="tool_calls",
+            tool_calls=[ToolCallRecord(id=f"c{n}", name="t", duration_s=1e7)],
+        )
+        for n in range(5_000)
+    ]
+    trace = Trace(model="m", iterations=its, outcome="ok", elapsed_s=1e300)
+    out = to_otel(trace, start_time_unix_nano=2**63 - 1)
+    assert_raw_form(out)
+    raw = out["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert len(raw) == 1 + 2 * len(its)
+    times = [(int(s["startTimeUnixNano"]), int(s["endTimeUnixNano"])) for s in raw]
+    assert all(2**63 - 1 <= start <= end <= 2**64 - 1 for start, end in times)
+    assert times[0][1] == times[-1][1] == 2**64 - 1  # the run and its last span end there
+    # The protobuf parser reads the last spans (and the run's), where the times are held.
+    out["resourceSpans"][0]["scopeSpans"][0]["spans"] = [raw[0], *raw[-3:]]
+    parsed = spans_of(out)
+    assert [s.end_time_unix_nano for s in parsed] == [2**64 - 1] * 4

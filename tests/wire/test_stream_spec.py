@@ -97,6 +97,7 @@ def test_a_surrogate_pair_split_across_deltas_is_one_character() -> None:
         chunk(call_fragment(0, f'{{\\"x\\": \\"{HIGH}', '"id": "c1", "type": "function", ')),
         chunk(call_fragment(0, f'{LOW}\\"}}')),
         chunk("{}", '"tool_calls"'),
+        "[DONE]",
     ]
     reply = read_stream([events_bytes(events)], StreamAssembler())
     assert reply.reasoning == f"think {GRIN} done"

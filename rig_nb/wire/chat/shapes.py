@@ -16,6 +16,7 @@ from typing import Any
 from ...errors import BackendError
 from ..base import Reply, json_or_none
 from ..counts import server_timings, usage_counts, with_timings
+from ..error_objects import error_object, error_of
 from ..request_fields import check_extra_body, check_response_format, tool_spec
 from ..text import REASONING_FIELDS, clean, text_of
 from ..turns import Call, Request, Turn
@@ -25,7 +26,6 @@ __all__ = [
     "assistant_message",
     "call_of",
     "chat_body",
-    "error_detail",
     "first_choice",
     "parse_models",
     "parse_reply",
@@ -137,18 +137,13 @@ def parse_usage(raw: Any) -> dict[str, int]:
     return usage_counts(raw, _USAGE_NAMES, _USAGE_DETAILS)
 
 
-def error_detail(body: Mapping[str, Any]) -> str:
-    err = body["error"]
-    detail = err.get("message") if isinstance(err, dict) else err
-    return detail if isinstance(detail, str) else ""
-
-
 def parse_reply(body: Any) -> Reply:
     """Choice 0 of a chat completion body; minimal replies (no id, model, usage) are fine."""
     if not isinstance(body, dict):
         raise BackendError("ai backend: reply is not a JSON object", kind="reply")
-    if "error" in body and not body.get("choices"):
-        raise BackendError(f"ai backend: error in reply: {error_detail(body)}", kind="reply")
+    error = error_object(body)
+    if error is not None:
+        raise error_of(error, "reply")
     choice = first_choice(body.get("choices"))
     if choice is None:
         raise BackendError(NO_CHOICES, kind="reply")

@@ -14,12 +14,13 @@ from typing import Any
 from ...errors import BackendError
 from ..base import Reply
 from ..counts import server_timings, with_timings
-from ..readers import DeltaReader
+from ..error_objects import raise_error_event
+from ..readers import DeltaReader, quoted
 from ..sse import DONE, json_events
 from ..text import REASONING_FIELDS, text_of
 from ..turns import Call
 from ..utf16 import TextDeltas, whole
-from .shapes import NO_CHOICES, call_of, error_detail, first_choice, parse_usage
+from .shapes import NO_CHOICES, call_of, first_choice, parse_usage
 
 __all__ = [
     "StreamAssembler",
@@ -84,8 +85,8 @@ class StreamAssembler(DeltaReader):
         """Take one decoded `data:` event; True when it carried text (content or reasoning)."""
         if not isinstance(event, dict):
             raise BackendError("ai backend: stream event is not a JSON object", kind="protocol")
-        if "error" in event and not event.get("choices"):
-            raise BackendError(f"ai backend: error in stream: {error_detail(event)}", kind="reply")
+        if "error" in event or event.get("type") == "error":  # checked first: every event
+            raise_error_event(event)
         self.events += 1
         self._top_level.update(k for k in event if isinstance(k, str))
         fingerprint = event.get("system_fingerprint")
@@ -109,7 +110,7 @@ class StreamAssembler(DeltaReader):
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
             if finished and finish != finished:
-                self.fault(f"a second finish_reason {finish[:40]!r} after {finished[:40]!r}")
+                self.fault(f"a second finish_reason {quoted(finish)} after {quoted(finished)}")
             self.finish_reason = finish
         delta = choice.get("delta")
         if not isinstance(delta, dict):
@@ -240,12 +241,17 @@ class StreamAssembler(DeltaReader):
         )
 
     def finish(self) -> Reply:
-        """The complete reply; BackendError (protocol) when the stream ended too early."""
+        """The complete reply; BackendError (protocol) when the stream ended too early. A
+        stream that ended after its finish_reason without [DONE] (or the usage that ends it)
+        is read, with that fault."""
         if not self.finish_reason and not self.done:
+            self.fault("the stream ended without a finish_reason or [DONE]")
             raise BackendError(
                 "ai backend: the stream ended without a finish_reason or [DONE]",
                 kind="protocol",
             )
+        if not self.done and not self.ended:
+            self.fault("the stream ended without [DONE]")
         if not self.choices:  # the same error as an unstreamed reply without choices
             raise BackendError(NO_CHOICES, kind="reply")
         return self.reply()

@@ -3,7 +3,8 @@ a Messages reply as the same `Reply` every wire gives.
 
 Requests: `system`, `messages` of user/assistant turns whose content is a list of blocks
 (an echoed assistant turn: thinking blocks first, with their signature unchanged, then
-redacted_thinking, text, tool_use; a reply's tool results in one user turn, in call
+redacted_thinking, text, tool_use with `input` an object, `{}` for arguments that never
+formed one; a reply's tool results in one user turn, in call
 order), `{name, description, input_schema}` tools, the `thinking` switch (its budget held
 to `max_tokens - 1`). Replies: `content` blocks `text`, `thinking`, `redacted_thinking`
 and `tool_use`; `stop_reason` as chat's finish reason; usage with the cached part of the
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import BackendError
 from ...usage import count_of as _int
 from ..base import Reply
+from ..error_objects import error_object, error_of
 from ..request_fields import check_extra_body, check_response_format
 from ..text import clean
 from ..turns import Call
@@ -31,7 +33,6 @@ __all__ = [
     "KNOWN_BLOCKS",
     "THINKING_BUDGETS",
     "call_of",
-    "error_text",
     "finish_of",
     "held_thinking",
     "input_text",
@@ -39,7 +40,6 @@ __all__ = [
     "messages_thinking",
     "parse_message",
     "parse_message_body",
-    "tool_arguments",
     "unknown_block",
     "usage_of",
 ]
@@ -93,16 +93,6 @@ def held_thinking(fields: dict[str, Any], max_tokens: int) -> dict[str, Any]:
     return {**fields, "thinking": _held(fields["thinking"], max_tokens)}
 
 
-def tool_arguments(text: str) -> Any:
-    """A call's arguments (JSON text) as a tool_use `input`: the object, or the text as
-    sent when it is not an object (the server is told what the model wrote)."""
-    try:
-        value = json.loads(text) if text.strip() else {}
-    except (ValueError, RecursionError):
-        return text
-    return value if isinstance(value, dict) else text
-
-
 def _assistant_blocks(turn: Turn) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     text = turn.text
@@ -114,8 +104,7 @@ def _assistant_blocks(turn: Turn) -> list[dict[str, Any]]:
     if text:
         blocks.append({"type": "text", "text": text})
     blocks.extend(
-        {"type": "tool_use", "id": c.id, "name": c.name, "input": tool_arguments(c.arguments)}
-        for c in turn.calls
+        {"type": "tool_use", "id": c.id, "name": c.name, "input": c.as_object()} for c in turn.calls
     )
     return blocks
 
@@ -210,15 +199,6 @@ def usage_of(raw: Any) -> dict[str, int]:
     return usage
 
 
-def error_text(error: Any) -> str:
-    """`type: message` of an Anthropic error object (either part may be missing)."""
-    if not isinstance(error, Mapping):
-        return clean(error) if isinstance(error, str) else ""
-    kind, message = error.get("type"), error.get("message")
-    parts = [clean(p) for p in (kind, message) if isinstance(p, str) and p]
-    return ": ".join(parts)
-
-
 def _short(value: Any) -> str:
     return clean(value)[:60] if isinstance(value, str) else type(value).__name__
 
@@ -241,7 +221,7 @@ def finish_of(stop_reason: Any, calls: bool) -> tuple[str, bool]:
     if finish is not None:
         return finish, stop_reason == "model_context_window_exceeded"
     if isinstance(stop_reason, str) and stop_reason:
-        return clean(stop_reason)[:60], False
+        return clean(stop_reason), False  # the recording redacts it, then cuts it
     return ("tool_calls" if calls else "stop"), False
 
 
@@ -264,10 +244,9 @@ def parse_message(body: Any) -> Reply:
     """A Messages reply object as the Reply the loop reads."""
     if not isinstance(body, dict):
         raise BackendError("ai backend: reply is not a JSON object", kind="reply")
-    if body.get("type") == "error":
-        raise BackendError(
-            f"ai backend: error in reply: {error_text(body.get('error'))}", kind="reply"
-        )
+    error = error_object(body)
+    if error is not None:
+        raise error_of(error, "reply")
     blocks = body.get("content")
     if not isinstance(blocks, list):
         raise BackendError("ai backend: reply has no content blocks", kind="reply")
@@ -285,8 +264,9 @@ def parse_message(body: Any) -> Reply:
         elif kind == "thinking":
             if isinstance(block.get("thinking"), str):
                 reasoning.append(block["thinking"])
-            if isinstance(block.get("signature"), str):
-                signature = block["signature"]
+            # The last thinking block's, as the stream reads it ("" when it has none).
+            signed = block.get("signature")
+            signature = signed if isinstance(signed, str) else ""
         elif kind == "redacted_thinking" and isinstance(block.get("data"), str):
             redacted.append(block["data"])
         elif kind == "tool_use":

@@ -1,7 +1,8 @@
 """The Messages wire's stream: events read into content blocks by `index`.
 
-`message_start` opens the message (its usage: the prompt side), `content_block_start`,
-`content_block_delta` (`text_delta`, `thinking_delta`, `signature_delta`, which replaces,
+`message_start` opens the message (its usage: the prompt side), `content_block_start`
+(a text or thinking block's starting text comes before its deltas), `content_block_delta`
+(`text_delta`, `thinking_delta`, `signature_delta`, which replaces,
 `input_json_delta`, concatenated and read at the end: empty is `{}`) and
 `content_block_stop` build the blocks, `message_delta` gives the stop reason and the
 output usage, `message_stop` ends the reply at once whatever the connection does after
@@ -20,12 +21,13 @@ from typing import Any
 
 from ...errors import BackendError
 from ..base import Reply
-from ..readers import FaultLog
+from ..error_objects import raise_error_event
+from ..readers import FaultLog, quoted
 from ..sse import read_to_final
 from ..text import clean
 from ..turns import Call
 from ..utf16 import whole
-from .shapes import KNOWN_BLOCKS, call_of, error_text, finish_of, unknown_block, usage_of
+from .shapes import KNOWN_BLOCKS, call_of, finish_of, unknown_block, usage_of
 
 __all__ = ["MessagesReader", "read_message_stream"]
 
@@ -53,11 +55,11 @@ class _Block:
     started: bool = False  # its content_block_start came (else a delta opened it)
 
     def text(self) -> str:
-        if self.parts:
-            return whole("".join(self.parts))
+        """The text its start gave, then its deltas (as the Anthropic SDK accumulates)."""
         key = "thinking" if self.kind == "thinking" else "text"
         value = self.start.get(key)
-        return clean(value) if isinstance(value, str) else ""
+        started = value if isinstance(value, str) else ""
+        return whole(started + "".join(self.parts)) if self.parts else clean(started)
 
     def arguments(self) -> str:
         """The call's arguments as JSON text: the deltas joined; without deltas the started
@@ -161,7 +163,7 @@ class MessagesReader(FaultLog):
         wanted = _DELTAS.get(kind) if isinstance(kind, str) else None
         name = kind if isinstance(kind, str) else "content_block_delta"
         if wanted is None:
-            self.fault(f"content_block_delta of unknown type {str(name)[:40]!r} dropped")
+            self.fault(f"content_block_delta of unknown type {quoted(name)} dropped")
             return False
         index = _index(event)
         if index is None:
@@ -211,6 +213,8 @@ class MessagesReader(FaultLog):
         """Take one decoded event; True when it carried text."""
         if not isinstance(event, dict):
             raise BackendError("ai backend: stream event is not a JSON object", kind="protocol")
+        if "error" in event or event.get("type") == "error":  # checked first: every event
+            raise_error_event(event)
         kind = event.get("type")
         if kind == "content_block_delta":
             return self._delta(event)
@@ -233,9 +237,6 @@ class MessagesReader(FaultLog):
             self._usage(event.get("usage"))
         elif kind == "message_stop":
             self._end()
-        elif kind == "error":
-            detail = error_text(event.get("error"))
-            raise BackendError(f"ai backend: error in stream: {detail}", kind="reply")
         return False
 
     def _redacted(self) -> list[str]:

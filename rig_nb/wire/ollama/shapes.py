@@ -12,7 +12,6 @@ Streams are `stream.py`'s; the `Wire` is `wire.py`'s.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +19,7 @@ from ...errors import BackendError
 from ...usage import count_of as _int
 from ..base import Reply, json_or_none
 from ..counts import ollama_timings
+from ..error_objects import error_object, error_of
 from ..request_fields import check_extra_body, check_response_format, tool_spec
 from ..text import clean, text_of
 from ..turns import Call
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NO_MESSAGE",
-    "error_text",
     "finish_of",
     "not_json",
     "ollama_body",
@@ -44,16 +43,6 @@ NO_MESSAGE = "ai backend: reply has no message"
 _USAGE = (("prompt_eval_count", "prompt_tokens"), ("eval_count", "completion_tokens"))
 
 
-def _arguments(text: str) -> dict[str, Any]:
-    """A call's JSON arguments as the object Ollama takes; {} for what is not one (Ollama
-    answers 400 to anything but an object, and the tool error was fed back already)."""
-    try:
-        value = json.loads(text) if text.strip() else {}
-    except (ValueError, RecursionError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def _message(turn: Turn) -> dict[str, Any]:
     if turn.role == "tool":
         return {"role": "tool", "content": turn.text, "tool_name": turn.name}
@@ -66,7 +55,7 @@ def _message(turn: Turn) -> dict[str, Any]:
         message["thinking"] = turn.reasoning
     if turn.calls:
         message["tool_calls"] = [
-            {"function": {"name": c.name, "arguments": _arguments(c.arguments)}} for c in turn.calls
+            {"function": {"name": c.name, "arguments": c.as_object()}} for c in turn.calls
         ]
     return message
 
@@ -132,12 +121,6 @@ def ollama_body(request: Request) -> dict[str, Any]:
     return body
 
 
-def error_text(error: Any) -> str:
-    """The words of an `error` field: a string, or an object's `message`."""
-    detail = error.get("message") if isinstance(error, dict) else error
-    return clean(detail) if isinstance(detail, str) else ""
-
-
 def ollama_call(call: Any) -> Call | None:
     """One of Ollama's tool calls as a `Call` (arguments as JSON text; the id as sent, ""
     for none); None when it is not an object with a `function` object."""
@@ -170,8 +153,9 @@ def parse_chat(body: Any) -> Reply:
     """An `/api/chat` reply (not streamed) as the Reply the loop reads."""
     if not isinstance(body, dict):
         raise BackendError("ai backend: reply is not a JSON object", kind="reply")
-    if body.get("error"):
-        raise BackendError(f"ai backend: error in reply: {error_text(body['error'])}", kind="reply")
+    error = error_object(body)
+    if error is not None:
+        raise error_of(error, "reply")
     message = body.get("message")
     if not isinstance(message, dict):
         raise BackendError(NO_MESSAGE, kind="reply")

@@ -15,11 +15,12 @@ from typing import Any
 from ...errors import BackendError
 from ..base import Reply
 from ..counts import ollama_timings
+from ..error_objects import raise_error_event
 from ..ndjson import Lines, decode_line
 from ..readers import DeltaReader
 from ..turns import Call
 from ..utf16 import TextDeltas, whole
-from .shapes import error_text, finish_of, not_json, ollama_call, usage_of
+from .shapes import finish_of, not_json, ollama_call, usage_of
 
 __all__ = ["OllamaReader", "read_ollama_stream"]
 
@@ -54,9 +55,8 @@ class OllamaReader(DeltaReader):
         """Take one decoded line; True when it carried text (content or thinking)."""
         if not isinstance(event, dict):
             raise BackendError("ai backend: stream line is not a JSON object", kind="protocol")
-        if event.get("error"):
-            detail = error_text(event["error"])
-            raise BackendError(f"ai backend: error in stream: {detail}", kind="reply")
+        if "error" in event or event.get("type") == "error":  # checked first: every event
+            raise_error_event(event)
         if self.done:
             self.fault("a line after done: true")
             return False
@@ -122,6 +122,7 @@ def read_ollama_stream(
             if line.lstrip()[:1] == b"<":
                 raise not_json(line) from None
             if lines.cut and not lines.ready():
+                reader.fault("the stream ended inside a line")
                 raise BackendError(
                     "ai backend: the stream ended inside a line", kind="protocol"
                 ) from None
@@ -134,4 +135,5 @@ def read_ollama_stream(
                 reader.fault("a line after done: true")
             return reader.reply()
     why = "inside a line" if lines.cut else "without a line with done: true"
+    reader.fault(f"the stream ended {why}")
     raise BackendError(f"ai backend: the stream ended {why}", kind="protocol")

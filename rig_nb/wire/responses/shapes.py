@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import BackendError
 from ..base import Reply
 from ..counts import server_timings, usage_counts, with_timings
+from ..error_objects import error_object, error_of
 from ..request_fields import check_extra_body, check_response_format
 from ..text import clean, text_of
 from ..turns import Call
@@ -212,10 +213,9 @@ def parse_response(body: Any) -> Reply:
     output = body.get("output")
     if body.get("status") == "failed":
         _finish(body, False)
-    if body.get("error") and not output:
-        raise BackendError(
-            f"ai backend: error in reply: {_error_text(body['error'])}", kind="reply"
-        )
+    error = error_object(body) if not output else None
+    if error is not None:
+        raise error_of(error, "reply")
     if not isinstance(output, list):
         raise BackendError(NO_OUTPUT, kind="reply")
     content: list[str] = []

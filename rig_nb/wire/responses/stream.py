@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import BackendError
-from ...usage import count_of as _int
 from ..base import Reply
 from ..counts import server_timings, with_timings
+from ..error_objects import raise_error_event
 from ..readers import FaultLog
 from ..sse import read_to_final
 from ..text import text_of
@@ -25,7 +25,6 @@ from .shapes import (
     _KNOWN_ITEMS,
     _TERMINAL,
     _call,
-    _error_text,
     _finish,
     _output_text,
     _reasoning_of,
@@ -45,6 +44,11 @@ _PARTS = {
     "response.function_call_arguments.delta": ("function_call", "function_call_arguments.delta"),
     "response.function_call_arguments.done": ("function_call", "function_call_arguments.done"),
 }
+
+
+def _int(value: Any) -> int | None:
+    """An output_index as sent: an int (not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _joined(parts: list[str]) -> str:
@@ -236,10 +240,9 @@ class ResponsesReader(FaultLog):
         """Take one decoded event; True when it carried text."""
         if not isinstance(event, dict):
             raise BackendError("ai backend: stream event is not a JSON object", kind="protocol")
+        if "error" in event or event.get("type") == "error":  # checked first: every event
+            raise_error_event(event)
         kind = event.get("type")
-        if kind == "error":
-            detail = _error_text(event.get("error", event))
-            raise BackendError(f"ai backend: error in stream: {detail}", kind="reply")
         if kind in ("response.output_item.added", "response.output_item.done"):
             return self._item_event(event, kind.endswith("done"))
         if kind in _TERMINAL:

@@ -5,7 +5,8 @@ vLLM 0.32.0's words (tests/real/VLLM_NOTES.md): past the window, a 400 "This mod
 context length is 2048 tokens. However, your prompt contains at least 2049 input tokens, ...";
 max_tokens over the window, a 400 "max_tokens=5000 cannot be greater than max_model_len=2048.
 ..." (not a prompt that does not fit); a grammar it refuses, a 400 before any token when not
-streamed, and a 200 whose only event is `{"error": {..., "code": 400}}` when streamed.
+streamed, and a 200 whose only event is `{"error": {..., "code": 400}}` when streamed: the same
+BackendError both ways.
 """
 
 from __future__ import annotations
@@ -58,12 +59,10 @@ def test_a_grammar_vllm_refuses_is_kind_http_with_its_words(client: Client) -> N
     assert GRAMMAR_SAID in exc.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rig_nb reads vLLM's in-stream error event (code 400, after a 200) as kind 'reply' "
-    "with no status; the same refusal unstreamed is kind 'http' 400 (issue 44, Bad input)",
-)
 def test_a_grammar_vllm_refuses_is_the_same_error_streamed(client: Client) -> None:
+    # Its in-stream error object's `code` is the HTTP status (issue 45).
     exc = _error(client, RunRequest(MODEL, 8, prompt="Hi", stream=True, extra_body=BAD_GRAMMAR))
     assert GRAMMAR_SAID in exc.message
     assert (exc.kind, exc.status_code) == ("http", 400)
+    whole = _error(client, RunRequest(MODEL, 8, prompt="Hi", extra_body=BAD_GRAMMAR))
+    assert (whole.kind, whole.status_code, whole.message) == (exc.kind, 400, exc.message)

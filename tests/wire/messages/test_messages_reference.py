@@ -13,12 +13,13 @@ import json
 from typing import Any
 
 import anthropic
+import pydantic
 import pytest
 from shared import PERSONAS
 
-from rig_nb import BackendError, Client
+from rig_nb import BackendError, Client, RunRequest, tool
 from rig_nb.demo import DEMO_PROMPT, DEMO_SYSTEM, DemoServer, demo_tools
-from rig_nb.testing import ScriptedServer, chat_reply, tool_call
+from rig_nb.testing import Response, ScriptedServer, chat_reply, sse_body, tool_call
 from rig_nb.wire import WIRES, Reply, Request, ToolSpec, Turn
 
 MESSAGES = WIRES["messages"]
@@ -58,7 +59,7 @@ def assert_agree(message: Any, reply: Reply) -> None:
     thinking = [b for b in blocks if b.type == "thinking"]
     assert reply.reasoning == "".join(b.thinking for b in thinking)
     assert reply.reasoning_field == ("thinking" if reply.reasoning else "")
-    assert reply.reasoning_signature == (thinking[-1].signature if thinking else "")
+    assert reply.reasoning_signature == ((thinking[-1].signature or "") if thinking else "")
     uses = [(b.id, b.name, b.input) for b in blocks if b.type == "tool_use"]
     calls = [(c.id, c.name, _arguments(c.arguments)) for c in reply.tool_calls]
     assert calls == uses
@@ -149,3 +150,142 @@ def test_the_sdk_and_rig_nb_both_refuse_a_changed_signature(demo: DemoServer) ->
         client.chat(request)
     assert ours.value.status_code == theirs.value.status_code == 400
     assert "Invalid `signature` in `thinking` block" in ours.value.message
+
+
+# Issue 45: the same blocks read whole and streamed, by the SDK and by rig_nb.
+
+ASK = Request("m", (Turn("user", "hi"),), 64)
+HEAD = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m"}
+USAGE = {"input_tokens": 5, "output_tokens": 3}
+
+
+def _sse(events: list[dict[str, Any]]) -> Response:
+    framed = [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events]
+    return Response(sse_body(framed, done=False), headers={"content-type": "text/event-stream"})
+
+
+def _stream_of(blocks: list[dict[str, Any]], starts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The events of a reply whose block i starts as `starts[i]` and whose deltas carry the
+    rest of `blocks[i]` (its text after the start's, its signature when it has one)."""
+    head = {**HEAD, "content": [], "stop_reason": None, "usage": dict(USAGE)}
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": head}]
+    for index, (block, start) in enumerate(zip(blocks, starts, strict=True)):
+        events.append({"type": "content_block_start", "index": index, "content_block": start})
+        key = {"text": "text", "thinking": "thinking"}[block["type"]]
+        rest = block[key][len(start[key]) :]
+        events.append(
+            {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": f"{key}_delta", key: rest},
+            }
+        )
+        if isinstance(block.get("signature"), str):
+            delta = {"type": "signature_delta", "signature": block["signature"]}
+            events.append({"type": "content_block_delta", "index": index, "delta": delta})
+        events.append({"type": "content_block_stop", "index": index})
+    end = {"stop_reason": "end_turn", "stop_sequence": None}
+    events.append({"type": "message_delta", "delta": end, "usage": {"output_tokens": 3}})
+    events.append({"type": "message_stop"})
+    return events
+
+
+def _read_both_ways(
+    server: ScriptedServer, blocks: list[dict[str, Any]], starts: list[dict[str, Any]]
+) -> list[tuple[Any, Reply]]:
+    """[(the SDK's whole Message, rig_nb's whole Reply), (the SDK accumulator's final
+    Message, rig_nb's streamed Reply)] for one reply's blocks."""
+    whole = {**HEAD, "content": blocks, "stop_reason": "end_turn", "usage": USAGE}
+    events = _stream_of(blocks, starts)
+    server.push(whole, _sse(events), whole, _sse(events))
+    with _sdk(server.base_url) as sdk:
+        theirs = sdk.messages.create(**_body(ASK))
+        with sdk.messages.stream(**_body(ASK)) as stream:
+            streamed = stream.get_final_message()
+    with Client(server.base_url, api="messages", max_retries=0) as client:
+        ours = client.chat(ASK)
+        live = client.stream(Request("m", ASK.turns, 64, stream=True), client.reader())
+    return [(theirs, ours), (streamed, live)]
+
+
+def test_a_blocks_starting_text_is_kept_when_deltas_follow(server: ScriptedServer) -> None:
+    blocks = [
+        {"type": "thinking", "thinking": "I think.", "signature": "sig-1"},
+        {"type": "text", "text": "Hello, world."},
+    ]
+    starts = [
+        {"type": "thinking", "thinking": "I th", "signature": ""},
+        {"type": "text", "text": "Hel"},
+    ]
+    for theirs, ours in _read_both_ways(server, blocks, starts):
+        assert_agree(theirs, ours)
+        assert (ours.reasoning, ours.content) == ("I think.", "Hello, world.")
+
+
+@pytest.mark.parametrize(
+    "last",
+    [
+        pytest.param({"type": "thinking", "thinking": "Then."}, id="no-signature"),
+        pytest.param({"type": "thinking", "thinking": "Then.", "signature": None}, id="null"),
+        pytest.param({"type": "thinking", "thinking": "Then.", "signature": ""}, id="empty"),
+        pytest.param({"type": "thinking", "thinking": "Then.", "signature": "sig-2"}, id="signed"),
+    ],
+)
+def test_the_signature_is_the_last_thinking_blocks_whole_and_streamed(
+    server: ScriptedServer, last: dict[str, Any]
+) -> None:
+    blocks = [
+        {"type": "thinking", "thinking": "First.", "signature": "sig-1"},
+        {"type": "text", "text": "Hi."},
+        last,
+    ]
+    starts = [
+        {"type": "thinking", "thinking": "", "signature": ""},
+        {"type": "text", "text": ""},
+        {"type": "thinking", "thinking": "", "signature": ""},
+    ]
+    read = _read_both_ways(server, blocks, starts)
+    for theirs, ours in read:
+        assert_agree(theirs, ours)
+    (_, whole), (_, live) = read
+    assert whole.reasoning_signature == live.reasoning_signature == (last.get("signature") or "")
+
+
+@tool
+def ping(n: int) -> str:
+    """Ping."""
+    return f"pong {n}"
+
+
+TOOL_USE = pydantic.TypeAdapter(anthropic.types.ToolUseBlockParam)
+TOOL_RESULT = pydantic.TypeAdapter(anthropic.types.ToolResultBlockParam)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    ['n": 1}', '{"n": ', "[1, 2]", '"one"', "null"],
+    ids=["dropped-opening", "never-closed", "array", "string", "null"],
+)
+@pytest.mark.parametrize("api", ["messages", "ollama"])
+def test_arguments_that_never_formed_an_object_go_back_as_an_object(
+    server: ScriptedServer, arguments: str, api: str
+) -> None:
+    # The loop fed the tool's error back; the echoed call carries `{}`, the object both wires
+    # require (Anthropic's ToolUseBlockParam.input, Ollama's arguments).
+    first = chat_reply(tool_calls=[tool_call("ping", arguments, id="toolu_1")])
+    server.push(first, chat_reply("Sorry."))
+    with Client(server.base_url, api=api, max_retries=0) as client:
+        trace = client.run_trace(RunRequest("m", 64, prompt="ping", tools=(ping,)))
+    assert trace.outcome == "ok", trace.error
+    [call] = trace.iterations[0].tool_calls
+    assert call.is_error
+    sent = server.requests[1].json["messages"]
+    if api == "ollama":  # Ollama's server side sends arguments as an object when it can
+        assert sent[-2]["tool_calls"][0]["function"]["arguments"] == {}
+        return
+    assert call.arguments == arguments
+    use, result = sent[-2]["content"][-1], sent[-1]["content"][0]
+    assert use == {"type": "tool_use", "id": "toolu_1", "name": "ping", "input": {}}
+    TOOL_USE.validate_python(use, strict=True)
+    TOOL_RESULT.validate_python(result, strict=True)
+    assert result["is_error"] is True and "not" in result["content"]
