@@ -18,6 +18,7 @@ from .content import decode_json_object, split_reasoning, strip_with_shape, text
 from .dialects import DIALECTS, has_text_tool_calls, leak_dialects
 from .errors import RigError
 from .trace import Iteration, ToolCallRecord, Trace
+from .usage import kept_count
 from .wire import Call, Reply, Request
 
 if TYPE_CHECKING:
@@ -134,8 +135,8 @@ def _fill(it: Iteration, reply: Reply, redact: Callable[[str], str]) -> None:
 
 def _prompt_tokens(it: Iteration) -> int | None:
     """Prompt tokens as counted: an int > 0 (LM Studio reports zeros for usage it lacks)."""
-    value = it.usage.get("prompt_tokens")
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+    value = kept_count(it.usage.get("prompt_tokens"))
+    return value if value else None
 
 
 def mark_cut(trace: Trace, it: Iteration, window: int | None = None) -> None:

@@ -15,24 +15,25 @@ MAX_TOKENS_SAID = 1 << 30
 
 
 def count_of(value: Any) -> int | None:
-    """A token count as a server reported it and a trace keeps it: an int (not a bool) from
-    0 to MAX_TOKENS_SAID, else None. Every count an endpoint sends is read through this (a
-    count past float range, a negative or an absurd one is not reported), and whatever
-    renders a trace reads its counts through it again, so a trace built by hand or read
-    from a file renders too."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if 0 <= value <= MAX_TOKENS_SAID else None
+    """A token count as a server reported it, and as `Iteration.usage` keeps it: an int
+    (not a bool), whatever its size or sign, else None (DESIGN: anything that is not an int
+    is dropped)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-# The name the trace's readers use: the same rule.
-kept_count = count_of
+def kept_count(value: Any) -> int | None:
+    """A token count as what judges or renders a trace reads it: an int (not a bool) from 0
+    to MAX_TOKENS_SAID, else None. A count past float range, a negative or an absurd one is
+    kept in the trace as sent but means nothing here: it marks no context cut, no cache
+    reuse, no rate, and no renderer or exporter computes with it."""
+    count = count_of(value)
+    return count if count is not None and 0 <= count <= MAX_TOKENS_SAID else None
 
 
 def stated_count(value: Any) -> int | None:
     """A token count a server states (a window, a prompt's size): an int from 1 to
     MAX_TOKENS_SAID, else None (a string, a bool, 0, a negative or absurd number)."""
-    count = count_of(value)
+    count = kept_count(value)
     return count if count else None
 
 
@@ -47,12 +48,12 @@ class Usage:
 
     @classmethod
     def of(cls, usage: Mapping[str, Any]) -> Usage:
-        """The counts of a usage mapping, each read with `count_of`."""
+        """The counts of a usage mapping, each read with `kept_count`."""
         return cls(
-            count_of(usage.get("prompt_tokens")) or 0,
-            count_of(usage.get("completion_tokens")) or 0,
-            count_of(usage.get("reasoning_tokens")),
-            count_of(usage.get("cached_tokens")),
+            kept_count(usage.get("prompt_tokens")) or 0,
+            kept_count(usage.get("completion_tokens")) or 0,
+            kept_count(usage.get("reasoning_tokens")),
+            kept_count(usage.get("cached_tokens")),
         )
 
     def __add__(self, other: Usage) -> Usage:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import BackendError, RigError
 from ..record import record_one
 from ..trace import Iteration, Trace
+from ..usage import kept_count
 from ..wire import WIRES, Call, Request, ToolSpec, Turn
 from ..wire.thinking import applied_template, describe_sent
 
@@ -117,7 +118,7 @@ def _status(trace: Trace) -> str:
 def _prompt_tokens(trace: Trace) -> int | None:
     if trace.ending == "error" or not trace.iterations:
         return None
-    return trace.iterations[-1].usage.get("prompt_tokens")
+    return kept_count(trace.iterations[-1].usage.get("prompt_tokens"))
 
 
 def _by_template(client: Backend, model: str, route: str) -> tuple[str, str] | None:
@@ -175,7 +176,7 @@ def reasoning_replay_check(
 def _reasons(it: Iteration) -> bool:
     return bool(
         it.reasoning_content.strip()
-        or it.usage.get("reasoning_tokens", 0) > 0
+        or (kept_count(it.usage.get("reasoning_tokens")) or 0) > 0
         or it.reasoning_shape != "none"
     )
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import strict_json
-from ..usage import count_of as _int
+from ..usage import kept_count as _int
 from .base import BASE, Ask, Facts, SchemaDialect, Thinking, dig, window
 
 __all__ = ["DEFAULT_WINDOW", "OLLAMA", "context_window", "shown_window"]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import BackendError
 from ...usage import count_of as _int
+from ...usage import kept_count
 from ..base import Reply
 from ..error_objects import error_object, error_of
 from ..request_fields import check_extra_body, check_response_format
@@ -188,7 +189,9 @@ def usage_of(raw: Any) -> dict[str, int]:
     read = _int(raw.get("cache_read_input_tokens"))
     written = _int(raw.get("cache_creation_input_tokens"))
     if given is not None:
-        usage["prompt_tokens"] = given + (read or 0) + (written or 0)
+        # The cached parts count only when they are counts a server means: a negative one
+        # would shrink the prompt (and read as a cut), an absurd one swamp it.
+        usage["prompt_tokens"] = given + (kept_count(read) or 0) + (kept_count(written) or 0)
     output = _int(raw.get("output_tokens"))
     if output is not None:
         usage["completion_tokens"] = output
