@@ -231,6 +231,9 @@ def cmd_run(args: Namespace) -> int:
 
 def _run(args: Namespace, stack: ExitStack) -> int:
     from ..loop import RunRequest
+    from .otlp import EXPORT_FAILED, check_otlp, send_otlp
+
+    check_otlp(getattr(args, "otlp", None))
 
     tools: tuple[Any, ...] = ()
     if args.demo_tools:
@@ -265,15 +268,16 @@ def _run(args: Namespace, stack: ExitStack) -> int:
     # A trace with no reply in it (refused connection, 404) says nothing the error does not.
     if failure is None or _replied(trace):
         print(trace.to_json(indent=2) if args.json else format_trace(trace, redact=redact))
-    sent = True
     if getattr(args, "otlp", None):
-        from .otlp import send_otlp
-
         sys.stdout.flush()
-        sent = send_otlp([trace], args.otlp)
+        if not send_otlp([trace], args.otlp):
+            # The run's own failure is still said; the exit status is the export's.
+            if failure is not None:
+                raise CommandError(str(failure), EXPORT_FAILED)
+            return EXPORT_FAILED
     if failure is not None:
         raise failure
-    return 0 if sent else 1
+    return 0
 
 
 def _not_ok(trace: Trace, prog: str) -> str:

@@ -170,8 +170,11 @@ _LOAD_LEGEND = (
 
 
 def cmd_compare(args: Namespace) -> int:
+    from .otlp import EXPORT_FAILED, check_otlp, send_otlp
+
     endpoints = read_endpoints(args.file, args.api_key_env)
     _check_outputs(args)
+    check_otlp(args.otlp)
     try:
         import pandas  # noqa: F401
     except ImportError:
@@ -234,12 +237,11 @@ def cmd_compare(args: Namespace) -> int:
         written &= _write(
             "--traces", traces_n, args.traces, lambda: save_traces(traces, args.traces)
         )
-    if getattr(args, "otlp", None):
-        from .otlp import send_otlp
-
-        written &= send_otlp(traces, args.otlp)
+    exported = send_otlp(traces, args.otlp) if args.otlp else True
     _endpoint_hints(args, endpoints, frame)
     failed = int((frame["outcome"] != "ok").sum())
     if failed:
         print(f"rig-nb: {failed} of {plural(len(frame), 'run')} not ok", file=sys.stderr)
+    if not exported:  # its own status: the rows' 0/1 is not reused for it
+        return EXPORT_FAILED
     return 1 if failed or not written else 0

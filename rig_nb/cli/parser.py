@@ -290,7 +290,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "run",
         "run the tool loop once and print the trace",
         "Run the agent loop on one prompt and print its per-iteration trace. Exit 0: the run "
-        "ended in an answer (outcome ok); 1: it did not. " + model_names,
+        "ended in an answer (outcome ok); 1: it did not; 2: usage error; 3: the --otlp export "
+        "failed. " + model_names,
     )
     _endpoint_args(p, prog)
     p.add_argument("--prompt", required=True, help="the user message")
@@ -339,7 +340,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "Each [[endpoint]] table holds name, base_url, model and optionally api_key_env (the "
         "environment variable holding its key). " + model_names + " Prints the summary "
         "matrix, then one row per run. Exit 0: every run ok; 1: any run not ok; 2: usage "
-        "error. Needs pandas.",
+        "error (a run of more requests than --max-requests allows included); 3: the --otlp "
+        "export failed. Needs pandas.",
     )
     p.add_argument("file", metavar="ENDPOINTS.toml", help="the endpoints to compare")
     p.add_argument(
