@@ -3,8 +3,8 @@
 The endpoints come from a compare file (the positional file or `--endpoints`) or from
 `--base-url`/`--model` for one. The cases are loaded and every input checked before any
 request; the table is printed before any file is written. `planned_requests` is the
-count a request budget (`--max-requests`, as compare's) is held to: one request per case
-and endpoint.
+count the request budget (`--max-requests`, as compare's: `rig_nb.cli.budget`) is held
+to: one request per case and endpoint.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from . import budget
 from .commands import api_key
 from .compare_command import read_endpoints
 from .hints import CommandError, install, url_problem
@@ -34,8 +35,9 @@ _WHY = "misses by cause (wrong_call by BFCL's error type):"
 
 
 def planned_requests(endpoints: Sequence[Endpoint], scenarios: Sequence[Scenario]) -> int:
-    """Model requests the run will send at most: one per case and endpoint."""
-    return len(endpoints) * len(scenarios)
+    """Model requests the run will send at most: one per case and endpoint (each case is
+    a judged call, `budget.most_requests`)."""
+    return budget.planned_requests(len(endpoints), scenarios)
 
 
 def _endpoints(args: Namespace) -> list[Endpoint]:
@@ -139,11 +141,10 @@ def cmd_bfcl(args: Namespace) -> int:
     scenarios = _scenarios(args)
     if not scenarios:
         raise CommandError("no BFCL case to run (--limit 0?)")
-    print(
-        f"{plural(len(scenarios), 'case')} x {plural(len(endpoints), 'endpoint')}: "
-        f"{planned_requests(endpoints, scenarios)} requests",
-        file=sys.stderr,
-    )
+    planned = planned_requests(endpoints, scenarios)
+    made_of = f"{plural(len(scenarios), 'case')} x {plural(len(endpoints), 'endpoint')}"
+    budget.check_budget("bfcl", planned, args.max_requests, made_of)
+    print(f"{made_of}: {planned} requests", file=sys.stderr)
     progress = Progress(sys.stderr) if sys.stderr.isatty() else None
     try:
         frame = compare(

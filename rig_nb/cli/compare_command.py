@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError
 from ..wire import WIRES
+from .budget import check_budget, most_requests, planned_requests
 from .commands import NO_EXCHANGE, api_key
 from .hints import CommandError, explain, install, url_problem
 from .text import (
@@ -188,6 +189,16 @@ def cmd_compare(args: Namespace) -> int:
         replace(s, thinking=args.thinking, reasoning_replay=args.reasoning_replay)
         for s in (EVALUATION_SCENARIOS if args.evaluation else DEFAULT_SCENARIOS)
     ]
+    per_set = sum(most_requests(s) for s in scenarios)
+    copies = sum(args.load)
+    check_budget(
+        "compare",
+        planned_requests(len(endpoints), scenarios, repeats=args.repeats, levels=args.load),
+        args.max_requests,
+        f"{plural(len(scenarios), 'scenario')} sending up to {per_set} x "
+        f"{plural(len(endpoints), 'endpoint')} x {plural(args.repeats, 'repeat')} x "
+        f"{plural(copies, 'copy')} at load {','.join(map(str, args.load))}",
+    )
 
     progress = Progress(sys.stderr) if sys.stderr.isatty() else None
     try:

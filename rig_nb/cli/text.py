@@ -105,7 +105,12 @@ COMPARE_COLUMNS = [
     "error",
 ]
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_PLURALS = {"persona": "personas", "iteration": "iterations", "tool call": "tool calls"}
+_PLURALS = {
+    "persona": "personas",
+    "iteration": "iterations",
+    "tool call": "tool calls",
+    "copy": "copies",
+}
 # A column cut to fit the terminal keeps at least two characters and the ellipsis.
 _MIN_CELL = 5
 _ELLIPSIS = "..."
