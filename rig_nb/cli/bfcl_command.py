@@ -19,7 +19,7 @@ from . import budget
 from .commands import api_key
 from .compare_command import read_endpoints
 from .hints import CommandError, install, url_problem
-from .text import Progress, format_table, one_line, plural, printable, terminal_width
+from .text import Progress, fit_columns, plural, printable, terminal_width
 
 if TYPE_CHECKING:
     from ..compare import Endpoint
@@ -79,32 +79,6 @@ def _scenarios(args: Namespace) -> list[Scenario]:
     except (OSError, ValueError) as exc:
         raise CommandError(str(exc)) from None
     return [replace(s, max_tokens=args.max_tokens) for s in scenarios]
-
-
-def _fit_columns(
-    first: str, names: list[str], rows: list[dict[str, str]], width: int | None
-) -> str:
-    """`rows` under `first` and one column per name, as tables side by side as many
-    endpoints as fit the width (one table per chunk); a long endpoint name is cut."""
-    if width is None:
-        return format_table(rows, [first, *names])
-    head = max(len(first), *(len(r[first]) for r in rows)) + 2
-    cells = {n: max(len(r[n]) for r in rows) for n in names}
-    limit = max(12, *cells.values())
-    headers = {n: one_line(n, limit) for n in names}
-    chunks: list[list[str]] = [[]]
-    used = head
-    for name in names:
-        need = max(cells[name], len(headers[name])) + 2
-        if chunks[-1] and used + need > width:
-            chunks.append([])
-            used = head
-        chunks[-1].append(name)
-        used += need
-    return "\n\n".join(
-        format_table(rows, [first, *chunk], width=width, cut_first=[first], headers=headers)
-        for chunk in chunks
-    )
 
 
 def _causes(frame: Any) -> tuple[list[str], list[dict[str, str]]]:
@@ -170,12 +144,12 @@ def cmd_bfcl(args: Namespace) -> int:
             for group, values in zip(table.index, table.itertuples(index=False), strict=True)
         ]
         print(_LEGEND if width is None else "\n".join(_wrap_words(_LEGEND, width)))
-        print(printable(_fit_columns("category", names, rows, width)))
+        print(printable(fit_columns("category", names, rows, width)))
         names, causes = _causes(frame)
         if causes:
             print()
             print(_WHY)
-            print(printable(_fit_columns("cause", names, causes, width)))
+            print(printable(fit_columns("cause", names, causes, width)))
     sys.stdout.flush()
     written = True
     if args.csv:

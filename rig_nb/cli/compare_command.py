@@ -22,10 +22,14 @@ from .text import (
     COMPARE_COLUMNS,
     Progress,
     compare_table_rows,
-    format_table,
+    compare_table_text,
+    fit_columns,
+    load_summary_rows,
+    load_summary_text,
     plural,
     printable,
     terminal_width,
+    wrap,
 )
 
 if TYPE_CHECKING:
@@ -170,6 +174,20 @@ _LOAD_LEGEND = (
 )
 
 
+def _summary_text(summary: Any, sweep: bool, width: int | None) -> str:
+    """The summary within `width`: a sweep's one row per (endpoint, scenario, load), else
+    the scenario x endpoint matrix, endpoints side by side as many as fit."""
+    if sweep:
+        records = summary.astype(object).where(summary.notna(), None).to_dict("records")
+        return load_summary_text(load_summary_rows(records), width)
+    names = [str(c) for c in summary.columns]
+    rows = [
+        {"scenario": str(scenario), **{n: str(v) for n, v in zip(names, values, strict=True)}}
+        for scenario, values in zip(summary.index, summary.itertuples(index=False), strict=True)
+    ]
+    return fit_columns("scenario", names, rows, width)
+
+
 def cmd_compare(args: Namespace) -> int:
     from .otlp import EXPORT_FAILED, check_otlp, send_otlp
 
@@ -224,9 +242,8 @@ def cmd_compare(args: Namespace) -> int:
         width = terminal_width()
         rows = frame.astype(object).where(frame.notna(), None).to_dict("records")
         sweep = is_sweep(args.load)
-        print(_LOAD_LEGEND if sweep else _LEGEND)
-        summary = summarize(frame)
-        print(printable(summary.to_string(line_width=width, index=not sweep)))
+        print(wrap(_LOAD_LEGEND if sweep else _LEGEND, width))
+        print(printable(_summary_text(summarize(frame), sweep, width)))
         print()
         table = compare_table_rows(rows)
         columns = COMPARE_COLUMNS
@@ -235,7 +252,7 @@ def cmd_compare(args: Namespace) -> int:
                 cells.update(load=str(row["load"]), copy=str(row["copy"]))
             at = columns.index("repeat") + 1
             columns = [*columns[:at], "load", "copy", *columns[at:]]
-        print(format_table(table, columns, width=width, cut_first=["error"]))
+        print(compare_table_text(table, columns, width))
     sys.stdout.flush()
     written = True  # each file is tried, whatever became of the one before
     if args.csv:

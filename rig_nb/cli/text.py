@@ -26,16 +26,23 @@ __all__ = [
     "DEMO_LEGEND",
     "Progress",
     "compare_table_rows",
+    "compare_table_text",
     "demo_table_rows",
     "demo_table_text",
+    "fit_columns",
+    "fit_report",
+    "fit_table",
     "fit_widths",
     "format_table",
     "format_trace",
     "invoked_as",
+    "load_summary_rows",
+    "load_summary_text",
     "one_line",
     "plural",
     "printable",
     "terminal_width",
+    "wrap",
 ]
 
 DEMO_COLUMNS = [
@@ -426,16 +433,19 @@ def format_trace(
 
 # A trace line's own start: its indent and, on a text block's first line, the label.
 _LINE_START = re.compile(r" *(?:(?:raw|stripped|error|reasoning field \([^)]*\)): )?")
+# A doctor line's own start: an indented check name and its padding, or evidence/fix.
+_REPORT_START = re.compile(r"(?: +(?:(?:evidence|fix): |[A-Za-z0-9_:.-]+ +(?=\S))?)?")
 
 
-def _hang(line: str, width: int) -> str:
-    """`line` wrapped to `width`, continued under where its text starts (at most half-way)."""
+def _hang(line: str, width: int, start: re.Pattern[str] = _LINE_START) -> str:
+    """`line` wrapped to `width`, continued under where its text starts (at most half-way):
+    after the indent and what `start` matches there."""
     line = line.expandtabs()  # a terminal's tab stops: measured as the spaces they show
     if len(line) <= width:
         return line
     own = len(line) - len(line.lstrip(" "))
-    start = _LINE_START.match(line)
-    label_end = start.end() if start else own
+    match = start.match(line)
+    label_end = match.end() if match else own
     # A labelled line hangs under its text; a block's later line (indented past the
     # call and error lines) under itself; a summary, round or call line 4 further in.
     indent = label_end if label_end > own else own if own > 4 else own + 4
@@ -447,6 +457,197 @@ def _hang(line: str, width: int) -> str:
         break_on_hyphens=False,
         expand_tabs=False,
         replace_whitespace=False,
+    )
+
+
+def fit_report(text: str, width: int | None) -> str:
+    """`describe_report`'s text with each line wider than `width` wrapped, continued under
+    its verdict, evidence or fix (None: unchanged, for a pipe)."""
+    if width is None:
+        return text
+    return "\n".join(_hang(line, width, _REPORT_START) for line in text.split("\n"))
+
+
+def wrap(text: str, width: int | None) -> str:
+    """`text` wrapped to `width` columns (None: one line, for a pipe)."""
+    return _wrap(text, width)
+
+
+def fit_columns(
+    first: str, names: Sequence[str], rows: Sequence[Mapping[str, str]], width: int | None
+) -> str:
+    """`rows` under `first` and one column per name, as tables side by side as many
+    columns as fit the width (one table per chunk); a long name or cell is cut."""
+    if width is None:
+        return format_table(rows, [first, *names])
+    head = max(len(first), *(len(r[first]) for r in rows)) + 2
+    cells = {n: max(len(r[n]) for r in rows) for n in names}
+    limit = max(12, *cells.values())
+    headers = {n: one_line(n, limit) for n in names}
+    chunks: list[list[str]] = [[]]
+    used = head
+    for name in names:
+        need = max(cells[name], len(headers[name])) + 2
+        if chunks[-1] and used + need > width:
+            chunks.append([])
+            used = head
+        chunks[-1].append(name)
+        used += need
+    return "\n\n".join(
+        format_table(rows, [first, *chunk], width=width, cut_first=[first], headers=headers)
+        for chunk in chunks
+    )
+
+
+_LOAD_COLUMNS = [
+    "endpoint",
+    "scenario",
+    "load",
+    "ok",
+    "runs",
+    "p50_latency_s",
+    "p95_latency_s",
+    "p50_ttft_s",
+    "output_tokens_per_s",
+]
+_LOAD_SHORT = {
+    "p50_latency_s": "p50 s",
+    "p95_latency_s": "p95 s",
+    "p50_ttft_s": "ttft s",
+    "output_tokens_per_s": "tok/s",
+}
+_LOAD_SHORT_MEANING = "p50 s, p95 s: latency percentiles; ttft s: p50 time to first token"
+# Too narrow for every column: kept most telling first, the others left out from the end.
+_LOAD_KEPT_FIRST = [
+    "endpoint",
+    "scenario",
+    "load",
+    "ok",
+    "runs",
+    "p50_latency_s",
+    "output_tokens_per_s",
+    "p95_latency_s",
+    "p50_ttft_s",
+]
+_LOAD_FLOOR = {"endpoint": 12, "scenario": 10}
+
+
+def _number(value: Any, digits: int) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "-"
+    if value != value or value in (float("inf"), float("-inf")):  # NaN, inf: no measurement
+        return "-"
+    return f"{value:.{digits}f}" if abs(value) < 1e15 else f"{value:.3g}"
+
+
+def load_summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """`load_summary` records as text cells: latencies to the millisecond, tokens per
+    second to a tenth, "-" where nothing was measured."""
+    return [
+        {
+            "endpoint": str(r["endpoint"]),
+            "scenario": str(r["scenario"]),
+            "load": str(r["load"]),
+            "ok": str(r["ok"]),
+            "runs": str(r["runs"]),
+            "p50_latency_s": _number(r["p50_latency_s"], 3),
+            "p95_latency_s": _number(r["p95_latency_s"], 3),
+            "p50_ttft_s": _number(r["p50_ttft_s"], 3),
+            "output_tokens_per_s": _number(r["output_tokens_per_s"], 1),
+        }
+        for r in rows
+    ]
+
+
+def fit_table(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str],
+    width: int | None,
+    *,
+    kept_first: Sequence[str],
+    floors: Mapping[str, int],
+    headers: Mapping[str, str] | None = None,
+    meaning: str = "",
+    always: int = 2,
+) -> str:
+    """`rows` within `width` as the demo table is: whole when it fits (or a pipe: None);
+    else headed with `headers` (`meaning` says what they mean), the first `always` columns
+    of `kept_first` always shown, the others kept in that order while their floors
+    fit, the cells cut no narrower than `floors`, and a line naming the columns left out.
+    """
+    if width is None or _line_width(_natural(rows, columns, None)) <= width:
+        return format_table(rows, columns)
+    need = dict(zip(columns, _natural(rows, columns, headers), strict=True))
+    floor = {c: min(w, floors.get(c, w)) for c, w in need.items()}
+    always_shown = list(kept_first[:always])
+    kept: list[str] = []
+    for column in kept_first:
+        narrowest = _line_width([*(floor[k] for k in kept), floor[column]])
+        if column in always_shown or narrowest <= width:
+            kept.append(column)
+    shown = [c for c in columns if c in kept]
+    cut = [c for c in reversed(kept_first) if c in floors and c in shown]
+    text = format_table(rows, shown, width=width, cut_first=cut, headers=headers, floors=floors)
+    notes = [meaning] if meaning and any(h in shown for h in headers or {}) else []
+    left_out = [c for c in columns if c not in kept]
+    if left_out:
+        notes.append(
+            f"left out to fit {width} columns: {', '.join(left_out)} "
+            "(a wider terminal, --json or --csv shows every column)"
+        )
+    return "\n".join([text, *(_wrap(n, width) for n in notes)])
+
+
+def load_summary_text(cells: Sequence[Mapping[str, str]], width: int | None) -> str:
+    """The load summary fitted to `width` (`fit_table`): endpoint and scenario always,
+    then load, runs ok, runs, p50 latency, tokens per second, p95, time to first token."""
+    return fit_table(
+        cells,
+        _LOAD_COLUMNS,
+        width,
+        kept_first=_LOAD_KEPT_FIRST,
+        floors=_LOAD_FLOOR,
+        headers=_LOAD_SHORT,
+        meaning=_LOAD_SHORT_MEANING,
+    )
+
+
+# The compare rows too narrow for every column: kept most telling first.
+_COMPARE_KEPT_FIRST = [
+    "endpoint",
+    "scenario",
+    "outcome",
+    "repeat",
+    "load",
+    "copy",
+    "latency",
+    "error",
+    "ending",
+    "tool calls",
+    "iterations",
+    "tokens in/out",
+    "model",
+    "shapes",
+    "leaks",
+]
+_COMPARE_FLOOR = {"endpoint": 12, "scenario": 12, "error": 20, "ending": 10, "model": 12}
+
+
+def compare_table_text(
+    rows: Sequence[Mapping[str, str]], columns: Sequence[str], width: int | None
+) -> str:
+    """Compare's rows (`compare_table_rows`, with load and copy in a sweep) fitted to
+    `width` (`fit_table`): endpoint, scenario and outcome first."""
+    kept = [c for c in _COMPARE_KEPT_FIRST if c in columns]
+    return fit_table(
+        rows,
+        columns,
+        width,
+        kept_first=kept,
+        floors=_COMPARE_FLOOR,
+        headers=_SHORT_HEADERS,
+        meaning="; ".join(_SHORT_MEANING.values()),
+        always=3,
     )
 
 
