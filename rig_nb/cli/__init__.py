@@ -18,7 +18,10 @@ the client when they run.
     bfcl_command.py    bfcl: BFCL's categories through compare, a table per category
     serve_demo.py      serve-demo and its signal handling
     hints.py           CommandError and the hints that say what to change
-    text.py            tables fitted to the terminal, a trace as text
+    budget.py          --max-requests: the model requests compare and bfcl would send
+    otlp.py            --otlp: opentelemetry-proto checked first, the export, exit 3
+    text.py            tables fitted to the terminal, a trace and a doctor report as text
+    tables.py          the load summary, compare's rows and matrices fitted as the demo's
 """
 
 from __future__ import annotations

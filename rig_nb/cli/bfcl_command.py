@@ -19,7 +19,8 @@ from . import budget
 from .commands import api_key
 from .compare_command import read_endpoints
 from .hints import CommandError, install, url_problem
-from .text import Progress, fit_columns, plural, printable, terminal_width
+from .tables import fit_columns
+from .text import Progress, plural, printable, terminal_width
 
 if TYPE_CHECKING:
     from ..compare import Endpoint

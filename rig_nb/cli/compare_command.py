@@ -18,14 +18,11 @@ from ..wire import WIRES
 from .budget import check_budget, most_requests, planned_requests
 from .commands import NO_EXCHANGE, api_key
 from .hints import CommandError, explain, install, url_problem
+from .tables import compare_table_text, fit_columns, load_summary_rows, load_summary_text
 from .text import (
     COMPARE_COLUMNS,
     Progress,
     compare_table_rows,
-    compare_table_text,
-    fit_columns,
-    load_summary_rows,
-    load_summary_text,
     plural,
     printable,
     terminal_width,

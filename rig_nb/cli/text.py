@@ -24,20 +24,19 @@ __all__ = [
     "COMPARE_COLUMNS",
     "DEMO_COLUMNS",
     "DEMO_LEGEND",
+    "SHORT_HEADERS",
+    "SHORT_MEANING",
     "Progress",
     "compare_table_rows",
-    "compare_table_text",
     "demo_table_rows",
     "demo_table_text",
-    "fit_columns",
     "fit_report",
-    "fit_table",
     "fit_widths",
     "format_table",
     "format_trace",
     "invoked_as",
-    "load_summary_rows",
-    "load_summary_text",
+    "line_width",
+    "natural_widths",
     "one_line",
     "plural",
     "printable",
@@ -85,13 +84,14 @@ _DEMO_KEPT_FIRST = [
     "latency",
 ]
 _DEMO_FLOOR = {"ending": 15, "shapes": 8, "leaks": 13, "answer": 20}
-_SHORT_HEADERS = {"iterations": "iter", "tool calls": "calls", "tokens in/out": "tokens"}
+# Short headers of the row columns, and what they stand for.
+SHORT_HEADERS = {"iterations": "iter", "tool calls": "calls", "tokens in/out": "tokens"}
 _SHORT_PROBE = {"tool call": "yes", "NoToolCallingError": "no", "OutputLimitError": "limit"}
 _PROBE_MEANING = (
     "probe: yes (a tool call came back), no (NoToolCallingError), limit (OutputLimitError), "
     "error (no reply)"
 )
-_SHORT_MEANING = {
+SHORT_MEANING = {
     "iterations": "iter: iterations",
     "tool calls": "calls: tool calls",
     "tokens in/out": "tokens: in/out",
@@ -281,15 +281,16 @@ def _cells(
     return cells
 
 
-def _natural(
+def natural_widths(
     rows: Sequence[Mapping[str, Any]], columns: Sequence[str], headers: Mapping[str, str] | None
 ) -> list[int]:
-    """Each column's width with every cell whole."""
+    """Each column's width with every cell whole (headed with `headers` where given)."""
     cells = _cells(rows, columns, headers)
     return [max(len(row[i]) for row in cells) for i in range(len(columns))]
 
 
-def _line_width(widths: Sequence[int]) -> int:
+def line_width(widths: Sequence[int]) -> int:
+    """A table line's length with these column widths and the separators between them."""
     return sum(widths) + len(_SEPARATOR) * (len(widths) - 1)
 
 
@@ -329,29 +330,29 @@ def demo_table_text(table: Sequence[Mapping[str, str]], width: int | None) -> st
     those left out. Every line but a table row wider than `width` is wrapped to it.
     """
     columns = DEMO_COLUMNS
-    natural = _natural(table, columns, None)
-    if width is None or _line_width(natural) <= width:
+    natural = natural_widths(table, columns, None)
+    if width is None or line_width(natural) <= width:
         return "\n".join([format_table(table, columns), _wrap(DEMO_LEGEND, width)])
-    short = _natural(table, columns, _SHORT_HEADERS)
+    short = natural_widths(table, columns, SHORT_HEADERS)
     answer = columns.index("answer")
-    if _line_width(short) - short[answer] + min(short[answer], _DEMO_FLOOR["answer"]) <= width:
+    if line_width(short) - short[answer] + min(short[answer], _DEMO_FLOOR["answer"]) <= width:
         text = format_table(
-            table, columns, width=width, cut_first=["answer"], headers=_SHORT_HEADERS
+            table, columns, width=width, cut_first=["answer"], headers=SHORT_HEADERS
         )
         meaning = [*_DEMO_MEANING.values(), *_shorts(columns), _DEMO_LAST]
         return "\n".join([text, _wrap("; ".join(meaning), width)])
     rows = [{**r, "probe": _SHORT_PROBE.get(r["probe"], "error")} for r in table]
-    need = dict(zip(columns, _natural(rows, columns, _SHORT_HEADERS), strict=True))
+    need = dict(zip(columns, natural_widths(rows, columns, SHORT_HEADERS), strict=True))
     floor = {c: min(w, _DEMO_FLOOR.get(c, w)) for c, w in need.items()}
     kept: list[str] = []
     for column in _DEMO_KEPT_FIRST:
-        narrowest = _line_width([*(floor[k] for k in kept), floor[column]])
+        narrowest = line_width([*(floor[k] for k in kept), floor[column]])
         if column in ("persona", "outcome") or narrowest <= width:
             kept.append(column)
     shown = [c for c in columns if c in kept]
     cut = [c for c in reversed(_DEMO_KEPT_FIRST) if c in _DEMO_FLOOR and c in shown]
     text = format_table(
-        rows, shown, width=width, cut_first=cut, headers=_SHORT_HEADERS, floors=_DEMO_FLOOR
+        rows, shown, width=width, cut_first=cut, headers=SHORT_HEADERS, floors=_DEMO_FLOOR
     )
     left_out = [c for c in columns if c not in kept]
     note = (
@@ -365,7 +366,7 @@ def demo_table_text(table: Sequence[Mapping[str, str]], width: int | None) -> st
 
 
 def _shorts(columns: Sequence[str]) -> list[str]:
-    return [_SHORT_MEANING[c] for c in _SHORT_MEANING if c in columns]
+    return [SHORT_MEANING[c] for c in SHORT_MEANING if c in columns]
 
 
 def _wrap(text: str, width: int | None) -> str:
@@ -471,184 +472,6 @@ def fit_report(text: str, width: int | None) -> str:
 def wrap(text: str, width: int | None) -> str:
     """`text` wrapped to `width` columns (None: one line, for a pipe)."""
     return _wrap(text, width)
-
-
-def fit_columns(
-    first: str, names: Sequence[str], rows: Sequence[Mapping[str, str]], width: int | None
-) -> str:
-    """`rows` under `first` and one column per name, as tables side by side as many
-    columns as fit the width (one table per chunk); a long name or cell is cut."""
-    if width is None:
-        return format_table(rows, [first, *names])
-    head = max(len(first), *(len(r[first]) for r in rows)) + 2
-    cells = {n: max(len(r[n]) for r in rows) for n in names}
-    limit = max(12, *cells.values())
-    headers = {n: one_line(n, limit) for n in names}
-    chunks: list[list[str]] = [[]]
-    used = head
-    for name in names:
-        need = max(cells[name], len(headers[name])) + 2
-        if chunks[-1] and used + need > width:
-            chunks.append([])
-            used = head
-        chunks[-1].append(name)
-        used += need
-    return "\n\n".join(
-        format_table(rows, [first, *chunk], width=width, cut_first=[first], headers=headers)
-        for chunk in chunks
-    )
-
-
-_LOAD_COLUMNS = [
-    "endpoint",
-    "scenario",
-    "load",
-    "ok",
-    "runs",
-    "p50_latency_s",
-    "p95_latency_s",
-    "p50_ttft_s",
-    "output_tokens_per_s",
-]
-_LOAD_SHORT = {
-    "p50_latency_s": "p50 s",
-    "p95_latency_s": "p95 s",
-    "p50_ttft_s": "ttft s",
-    "output_tokens_per_s": "tok/s",
-}
-_LOAD_SHORT_MEANING = "p50 s, p95 s: latency percentiles; ttft s: p50 time to first token"
-# Too narrow for every column: kept most telling first, the others left out from the end.
-_LOAD_KEPT_FIRST = [
-    "endpoint",
-    "scenario",
-    "load",
-    "ok",
-    "runs",
-    "p50_latency_s",
-    "output_tokens_per_s",
-    "p95_latency_s",
-    "p50_ttft_s",
-]
-_LOAD_FLOOR = {"endpoint": 12, "scenario": 10}
-
-
-def _number(value: Any, digits: int) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return "-"
-    if value != value or value in (float("inf"), float("-inf")):  # NaN, inf: no measurement
-        return "-"
-    return f"{value:.{digits}f}" if abs(value) < 1e15 else f"{value:.3g}"
-
-
-def load_summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
-    """`load_summary` records as text cells: latencies to the millisecond, tokens per
-    second to a tenth, "-" where nothing was measured."""
-    return [
-        {
-            "endpoint": str(r["endpoint"]),
-            "scenario": str(r["scenario"]),
-            "load": str(r["load"]),
-            "ok": str(r["ok"]),
-            "runs": str(r["runs"]),
-            "p50_latency_s": _number(r["p50_latency_s"], 3),
-            "p95_latency_s": _number(r["p95_latency_s"], 3),
-            "p50_ttft_s": _number(r["p50_ttft_s"], 3),
-            "output_tokens_per_s": _number(r["output_tokens_per_s"], 1),
-        }
-        for r in rows
-    ]
-
-
-def fit_table(
-    rows: Sequence[Mapping[str, Any]],
-    columns: Sequence[str],
-    width: int | None,
-    *,
-    kept_first: Sequence[str],
-    floors: Mapping[str, int],
-    headers: Mapping[str, str] | None = None,
-    meaning: str = "",
-    always: int = 2,
-) -> str:
-    """`rows` within `width` as the demo table is: whole when it fits (or a pipe: None);
-    else headed with `headers` (`meaning` says what they mean), the first `always` columns
-    of `kept_first` always shown, the others kept in that order while their floors
-    fit, the cells cut no narrower than `floors`, and a line naming the columns left out.
-    """
-    if width is None or _line_width(_natural(rows, columns, None)) <= width:
-        return format_table(rows, columns)
-    need = dict(zip(columns, _natural(rows, columns, headers), strict=True))
-    floor = {c: min(w, floors.get(c, w)) for c, w in need.items()}
-    always_shown = list(kept_first[:always])
-    kept: list[str] = []
-    for column in kept_first:
-        narrowest = _line_width([*(floor[k] for k in kept), floor[column]])
-        if column in always_shown or narrowest <= width:
-            kept.append(column)
-    shown = [c for c in columns if c in kept]
-    cut = [c for c in reversed(kept_first) if c in floors and c in shown]
-    text = format_table(rows, shown, width=width, cut_first=cut, headers=headers, floors=floors)
-    notes = [meaning] if meaning and any(h in shown for h in headers or {}) else []
-    left_out = [c for c in columns if c not in kept]
-    if left_out:
-        notes.append(
-            f"left out to fit {width} columns: {', '.join(left_out)} "
-            "(a wider terminal, --json or --csv shows every column)"
-        )
-    return "\n".join([text, *(_wrap(n, width) for n in notes)])
-
-
-def load_summary_text(cells: Sequence[Mapping[str, str]], width: int | None) -> str:
-    """The load summary fitted to `width` (`fit_table`): endpoint and scenario always,
-    then load, runs ok, runs, p50 latency, tokens per second, p95, time to first token."""
-    return fit_table(
-        cells,
-        _LOAD_COLUMNS,
-        width,
-        kept_first=_LOAD_KEPT_FIRST,
-        floors=_LOAD_FLOOR,
-        headers=_LOAD_SHORT,
-        meaning=_LOAD_SHORT_MEANING,
-    )
-
-
-# The compare rows too narrow for every column: kept most telling first.
-_COMPARE_KEPT_FIRST = [
-    "endpoint",
-    "scenario",
-    "outcome",
-    "repeat",
-    "load",
-    "copy",
-    "latency",
-    "error",
-    "ending",
-    "tool calls",
-    "iterations",
-    "tokens in/out",
-    "model",
-    "shapes",
-    "leaks",
-]
-_COMPARE_FLOOR = {"endpoint": 12, "scenario": 12, "error": 20, "ending": 10, "model": 12}
-
-
-def compare_table_text(
-    rows: Sequence[Mapping[str, str]], columns: Sequence[str], width: int | None
-) -> str:
-    """Compare's rows (`compare_table_rows`, with load and copy in a sweep) fitted to
-    `width` (`fit_table`): endpoint, scenario and outcome first."""
-    kept = [c for c in _COMPARE_KEPT_FIRST if c in columns]
-    return fit_table(
-        rows,
-        columns,
-        width,
-        kept_first=kept,
-        floors=_COMPARE_FLOOR,
-        headers=_SHORT_HEADERS,
-        meaning="; ".join(_SHORT_MEANING.values()),
-        always=3,
-    )
 
 
 class Progress:

@@ -11,7 +11,7 @@ import pytest
 from cli_helpers import cli, endpoints_toml
 from doctor_fakes import FakeServer
 
-from rig_nb.cli.text import load_summary_rows, load_summary_text
+from rig_nb.cli.tables import load_summary_rows, load_summary_text
 from rig_nb.demo import DemoServer
 from rig_nb.load import LOAD_SUMMARY_COLUMNS
 from rig_nb.testing import ScriptedServer, chat_reply, tool_call
