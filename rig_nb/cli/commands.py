@@ -57,6 +57,7 @@ _ENDINGS = {
     "reasoning_only": "the reply held reasoning but no answer",
     "tool_calls_in_reasoning": "the model wrote its tool calls inside its reasoning",
     "empty": "the reply was empty",
+    "leaked": "the answer still holds reasoning or call markup the server's parsers left in it",
     "content_filter": "the server's content filter stopped the reply",
     "context_truncated": "the server dropped part of the conversation (prompt tokens fell "
     "below an earlier turn's; raise its context window)",
