@@ -107,8 +107,14 @@ def cmd_demo(args: Namespace) -> int:
     tools = demo_tools()
     scenarios = [
         Scenario("probe", kind="probe"),
+        # Judged as compare's `tool round trip`: an answer made without the tools is not ok.
         Scenario(
-            "demo", prompt=DEMO_PROMPT, system=DEMO_SYSTEM, tools=tools, max_tokens=args.max_tokens
+            "demo",
+            prompt=DEMO_PROMPT,
+            system=DEMO_SYSTEM,
+            tools=tools,
+            max_tokens=args.max_tokens,
+            require_tool_call=True,
         ),
     ]
     with DemoServer() as server:
