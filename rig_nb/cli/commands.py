@@ -58,6 +58,7 @@ _ENDINGS = {
     "reasoning_only": "the reply held reasoning but no answer",
     "tool_calls_in_reasoning": "the model wrote its tool calls inside its reasoning",
     "empty": "the reply was empty",
+    "leaked": "the answer still holds reasoning or call markup the server's parsers left in it",
     "content_filter": "the server's content filter stopped the reply",
     "context_truncated": "the server dropped part of the conversation (prompt tokens fell "
     "below an earlier turn's; raise its context window)",
@@ -107,8 +108,14 @@ def cmd_demo(args: Namespace) -> int:
     tools = demo_tools()
     scenarios = [
         Scenario("probe", kind="probe"),
+        # Judged as compare's `tool round trip`: an answer made without the tools is not ok.
         Scenario(
-            "demo", prompt=DEMO_PROMPT, system=DEMO_SYSTEM, tools=tools, max_tokens=args.max_tokens
+            "demo",
+            prompt=DEMO_PROMPT,
+            system=DEMO_SYSTEM,
+            tools=tools,
+            max_tokens=args.max_tokens,
+            require_tool_call=True,
         ),
     ]
     width = terminal_width()
