@@ -446,12 +446,13 @@ def tool_schema_report(
     if dupes:
         raise ValueError(f"duplicate tool name {', '.join(map(repr, dupes))}")
     listed = [t for _, t in named]
+    server = _server_kind(client, model)
     rows = [
         probe_tool(client, model, listed, tool, feature=feature, stream=stream)
         for feature, tool in named[:limit]
     ]
     tokens, verdict = _cost(client, model, listed, stream) if listed else (None, "ok")
-    return SchemaReport(model, _server_kind(client, model), rows, tokens, verdict)
+    return SchemaReport(model, server, rows, tokens, verdict)
 
 
 # The doctor's six: the features most agents' tools hold, each probed alone.
