@@ -9,8 +9,10 @@ Each docstring also says how the demo run ends on it (see `rig_nb.demo.personas`
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,6 +29,7 @@ __all__ = [
     "SchemaRejecting",
     "held_arguments",
     "held_call",
+    "matching",
     "schema_personas",
 ]
 
@@ -45,6 +48,70 @@ _FORMATS = {
 _IGNORED = "any text"
 # Deeper than this, a schema's value is {} (a recursive $ref ends here).
 _DEPTH = 16
+
+
+# Python's own regex parser: a string a pattern matches is built from its parse tree.
+_PARSER: Any = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")
+_CATEGORY = {
+    "CATEGORY_DIGIT": "0",
+    "CATEGORY_WORD": "a",
+    "CATEGORY_SPACE": " ",
+    "CATEGORY_NOT_DIGIT": "a",
+    "CATEGORY_NOT_WORD": " ",
+    "CATEGORY_NOT_SPACE": "a",
+}
+
+
+def _one_of(items: Any) -> str:
+    """A character of a class (`[...]`), or "a" for a negated one (checked after)."""
+    for op, value in items:
+        name = str(op)
+        if name == "NEGATE":
+            return "a"
+        if name == "LITERAL":
+            return chr(value)
+        if name == "RANGE":
+            return chr(value[0])
+        if name == "CATEGORY":
+            return _CATEGORY.get(str(value), "a")
+    return "a"
+
+
+def _text(parsed: Any, depth: int = 0) -> str:
+    """The shortest string the parse tree spells (each repeat at its least, the first branch)."""
+    if depth > _DEPTH:
+        raise ValueError("pattern too deep")
+    out: list[str] = []
+    for op, value in parsed:
+        name = str(op)
+        if name == "LITERAL":
+            out.append(chr(value))
+        elif name == "NOT_LITERAL":
+            out.append("b" if chr(value) == "a" else "a")
+        elif name == "ANY":
+            out.append("a")
+        elif name == "IN":
+            out.append(_one_of(value))
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            low, _, sub = value
+            out.append(_text(sub, depth + 1) * low)
+        elif name == "SUBPATTERN":
+            out.append(_text(value[-1], depth + 1))
+        elif name == "BRANCH":
+            out.append(_text(value[1][0], depth + 1))
+        elif name == "ATOMIC_GROUP":
+            out.append(_text(value, depth + 1))
+    return "".join(out)
+
+
+def matching(pattern: str) -> str | None:
+    """A short string `pattern` matches (searched, as JSON Schema's `pattern` is), or None
+    when none is found this way."""
+    try:
+        found = _text(_PARSER.parse(pattern))
+        return found if re.search(pattern, found) else None
+    except (re.error, ValueError, TypeError, IndexError, RecursionError):
+        return None
 
 
 def _admits(schema: Mapping[str, Any], value: Any) -> bool:
@@ -156,7 +223,9 @@ class _Maker:
         fmt = schema.get("format")
         if isinstance(fmt, str) and fmt in _FORMATS:
             return _FORMATS[fmt]
-        return "hello"
+        pattern = schema.get("pattern")
+        found = matching(pattern) if isinstance(pattern, str) else None
+        return found if found is not None else "hello"
 
 
 def held_arguments(spec: ToolSpec, prompt: str, *, open_: bool = False) -> dict[str, Any]:
