@@ -60,7 +60,7 @@ __all__ = [
 
 # The verdicts a probe can give ("rejected" is followed by the status).
 SCHEMA_VERDICTS = ("ok", "rejected", "fails open", "args as string", "no call", "stalled")
-_MAX_TOKENS = 512
+_MAX_TOKENS = 256
 _COST_MAX_TOKENS = 16
 _COST_PROMPT = "Reply with the word OK."
 # Validation errors looked at for a stringified object: enough for any sane schema.
