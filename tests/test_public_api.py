@@ -64,7 +64,16 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
             "rig_nb.compare", ["Endpoint", "Scenario", "compare", "summarize"], id="compare"
         ),
         pytest.param(
-            "rig_nb.capabilities", ["endpoint_report", "EndpointReport", "Check"], id="doctor"
+            "rig_nb.capabilities",
+            [
+                "endpoint_report",
+                "EndpointReport",
+                "Check",
+                "tool_schema_report",
+                "SchemaReport",
+                "SchemaCheck",
+            ],
+            id="doctor",
         ),
         pytest.param(
             "rig_nb.report", ["save_html", "save_traces", "load_traces", "to_otel"], id="report"

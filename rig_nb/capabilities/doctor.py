@@ -69,6 +69,14 @@ from .thinking import (
     thinking_switch_advice,
     thinking_switch_check,
 )
+from .tool_schemas import (
+    SCHEMA_FEATURES,
+    TOOL_SCHEMAS_FEATURES,
+    SchemaCheck,
+    SchemaReport,
+    tool_schema_report,
+    tool_schemas_check,
+)
 
 if TYPE_CHECKING:
     from ..backend import Backend
@@ -76,9 +84,12 @@ if TYPE_CHECKING:
 __all__ = [
     "CHECKS",
     "NOT_OPENAI_COMPATIBLE",
+    "SCHEMA_FEATURES",
     "TOOL_CHOICES",
     "Check",
     "EndpointReport",
+    "SchemaCheck",
+    "SchemaReport",
     "describe_report",
     "endpoint_report",
     "guess_server",
@@ -86,6 +97,7 @@ __all__ = [
     "server_of_models",
     "tool_choice_matrix",
     "tool_choice_verdict",
+    "tool_schema_report",
 ]
 
 # Statuses that say "no such route or method here", not "this request failed".
@@ -168,6 +180,10 @@ def _concurrency(asked: Asked) -> Found:
     return concurrency_check(asked.client, asked.model, asked.server)
 
 
+def _tool_schemas(asked: Asked) -> Found:
+    return tool_schemas_check(asked.client, asked.model, asked.server)
+
+
 def _parity(asked: Asked) -> Found:
     model = asked.model
     verdict, evidence, fix, trace = api_parity(
@@ -203,6 +219,7 @@ _SPECS: dict[str, _Spec] = {
     "context_window": _Spec((), 1, _window),
     "prefix_cache": _Spec(("auto", "question"), 1, _prefix),
     "concurrency": _Spec((), 1 + CONCURRENT_PROBES, _concurrency),
+    "tool_schemas": _Spec((), len(TOOL_SCHEMAS_FEATURES), _tool_schemas),
     "api_parity": _Spec(("question", "auto"), 2 * (len(WIRES) - 1), _parity),
 }
 

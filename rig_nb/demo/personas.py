@@ -24,6 +24,7 @@ from .family_personas import family_personas
 from .kit import Heard, MarkupCalls, Persona, Said, Stream, count_words, short
 from .load_personas import load_personas
 from .reasoning_personas import reasoning_personas
+from .schema_personas import held_call, schema_personas
 
 __all__ = ["XSS_IMG", "XSS_SCRIPT", "default_personas"]
 
@@ -37,6 +38,8 @@ class WellBehaved(Persona):
     The baseline: what vLLM started with `--reasoning-parser` and
     `--tool-call-parser`, or a hosted API, returns. No reasoning reaches the reply.
     Given the agentic scenario's task, it walks the chain one dependent step at a time.
+    A call's arguments are ones the tool's schema admits, as a server whose grammar holds
+    the model to the schema gives (`rig_nb.demo.schema_personas`).
 
     Demo run: ends `answer` after two tool rounds, outcome ok.
     """
@@ -48,8 +51,7 @@ class WellBehaved(Persona):
         step = agent_step(turn)  # the agentic scenario: one dependent step at a time
         if step is not None:
             return step
-        plan = turn.plan()
-        return Said(None, plan) if plan else Said(turn.answer())
+        return held_call(turn)  # arguments each tool's schema admits
 
 
 class Qwen3NoParser(Persona):
@@ -307,4 +309,5 @@ def default_personas() -> list[Persona]:
         *evaluation_personas(),
         *context_personas(),
         *load_personas(),
+        *schema_personas(),
     ]

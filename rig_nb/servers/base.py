@@ -251,6 +251,20 @@ _GENERIC = {
     "from chat: run the agent over the wire whose row is clean",
     "api_parity:messages": "the Messages route of this server handles replies differently "
     "from chat: run the agent over the wire whose row is clean",
+    "tool_schemas:rejected": "the server refused a tool list for its schemas: send "
+    "rig_nb.schemas.sanitize_tools(tools, server=KIND) (local $refs inlined, type lists as "
+    "anyOf, $schema dropped, the kind's own rules), or drop the tools it names",
+    "tool_schemas:fails_open": "the server let the model write arguments the schema does not "
+    "admit: it does not enforce these keywords; sanitize the tools for it "
+    "(rig_nb.schemas.sanitize_tools) and validate arguments before running a tool",
+    "tool_schemas:args_as_string": "the server sent an object or array argument as a string "
+    "holding its JSON: inline $defs (rig_nb.schemas.sanitize_tools), or decode such strings "
+    "before running the tool",
+    "tool_schemas:no_call": "the server made no call although a tool was named in "
+    "tool_choice: it may ignore a named tool_choice; check the tool-call parser",
+    "tool_schemas:stalled": "the server did not answer a tool list within the deadline: a "
+    "grammar for many or large schemas is slow to build, or refused (a 25-tool server's "
+    "596-rule grammar, Atomic-Chat#272); send fewer tools or simpler schemas",
 }
 
 BASE = Server("unknown", texts=MappingProxyType(_GENERIC))

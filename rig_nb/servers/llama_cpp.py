@@ -132,5 +132,15 @@ LLAMA_CPP = BASE.derive(
         "api_parity:messages": "llama-server converts /v1/messages to chat internally, and older "
         'builds ignore thinking: {"type": "disabled"} (llama.cpp PR#21470): prefer the wire '
         "whose row is clean, or update llama-server",
+        "tool_schemas:rejected": "llama-server refuses a tool list whose schema its "
+        "json-schema-to-grammar cannot convert (an unanchored pattern: 'Pattern must start "
+        "with ^ and end with $', kubernetes-mcp-server#758; a $ref it cannot resolve): "
+        'send rig_nb.schemas.sanitize_tools(tools, server="llama.cpp") (patterns anchored, '
+        "$refs inlined), or drop those tools",
+        "tool_schemas:fails_open": "llama-server let the model write arguments its schema "
+        "does not admit: when a tool's grammar fails to build it generates unconstrained "
+        "(HTTP 200, ggml-org/llama.cpp#19051); anchor patterns and inline $refs "
+        '(rig_nb.schemas.sanitize_tools(tools, server="llama.cpp")) and validate arguments '
+        "before running a tool",
     },
 )

@@ -45,5 +45,9 @@ LM_STUDIO = BASE.derive(
         "JSON from reasoning_content",
         "context_window": "load the model with a larger context length in LM Studio (its "
         "overflow policy otherwise cuts or garbles the conversation, lmstudio-bug-tracker#1806)",
+        "tool_schemas:rejected": "LM Studio refused the tool list's schema (its llama.cpp "
+        "engine refuses unanchored patterns: 'Pattern must start with ^ and end with $', "
+        "kubernetes-mcp-server#758): send rig_nb.schemas.sanitize_tools(tools, "
+        'server="lm-studio") (patterns anchored, $refs inlined)',
     },
 )

@@ -117,5 +117,12 @@ OLLAMA = BASE.derive(
         "num_ctx and drops the oldest without a word (ollama#18107): ",
         "prefix_cache": "Ollama reuses its cache only for the same prefix: keep the system "
         "prompt fixed and num_ctx large enough that nothing is shifted out",
+        "tool_schemas:fails_open": "Ollama does not hold tool calls to the whole schema (it "
+        "strips nested object properties, ollama/ollama#13472): flatten nested objects "
+        '(rig_nb.schemas.sanitize_tools(tools, server="ollama")) and validate arguments '
+        "before running a tool",
+        "tool_schemas:rejected": "Ollama refused the tool list's schema (an unanchored pattern "
+        "is refused as llama.cpp refuses it, kubernetes-mcp-server#758): send "
+        'rig_nb.schemas.sanitize_tools(tools, server="ollama")',
     },
 )

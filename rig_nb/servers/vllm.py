@@ -85,5 +85,12 @@ VLLM = BASE.derive(
         "api_parity:responses": "vLLM's Responses route parses reasoning and tool calls apart "
         "from chat (vllm#36435, vllm#43395): start it with the same --reasoning-parser and "
         "--tool-call-parser, and prefer the wire whose row is clean",
+        "tool_schemas:args_as_string": "vLLM sent an object argument as a string holding "
+        "its JSON (with $defs in the schema: vllm-project/vllm#46924): inline $defs "
+        '(rig_nb.schemas.sanitize_tools(tools, server="vllm")), update vLLM, or decode '
+        "such strings before running the tool",
+        "tool_schemas:fails_open": "vLLM did not hold the call to its schema: serve with "
+        "structured outputs for tool calls (tool_choice required or named, or strict: true "
+        "tools where the version supports it) and validate arguments before running a tool",
     },
 )

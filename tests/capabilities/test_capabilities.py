@@ -23,8 +23,8 @@ def test_every_check_is_there_within_the_request_budget() -> None:
     report, requests = report_of(FakeServer())
     assert [c.name for c in report.checks] == list(CHECKS)
     # The model list and 14 + prefix_cache 1 (no window known here: context_window sends
-    # nothing) + concurrency 4 + api_parity 2 for each other wire.
-    assert len(requests) <= 1 + 14 + 1 + 4 + 2 * (len(WIRES) - 1)
+    # nothing) + concurrency 4 + tool_schemas 6 + api_parity 2 for each other wire.
+    assert len(requests) <= 1 + 14 + 1 + 4 + 6 + 2 * (len(WIRES) - 1)
     assert report.model == "m"
     verdicts = {c.name: c.verdict for c in report.checks}
     assert verdicts.pop("concurrency").startswith("parallel (")  # an instant server
@@ -51,6 +51,9 @@ def test_every_check_is_there_within_the_request_budget() -> None:
         "probe: fails only over ollama (reply error)",
         "context_window": "n/a",
         "prefix_cache": "not reported",
+        # A named tool_choice gets text here, as tool_choice "auto" does.
+        "tool_schemas": "no call: plain, ref_defs, any_of_null, pattern_unanchored, "
+        "format_date_time, nested_3",
     }
     assert report.check("tool_choice_unset").advice.startswith("this endpoint only calls tools")
     assert report.check("reasoning_tokens_reported").advice == ""  # no reasoning seen
@@ -218,12 +221,14 @@ def test_an_address_that_does_not_serve_the_api_gets_one_check(post: Response, s
     ],
 )
 def test_failed_requests_never_read_as_findings(get: Response, post: Response) -> None:
-    with ScriptedServer([_answering(get, post)] * 20) as server:
+    with ScriptedServer([_answering(get, post)] * 30) as server:
         with Client(server.base_url, KEY, max_retries=0) as client:
             report = endpoint_report(client, "m")
         requests = len(server.requests)
     assert [c.name for c in report.checks] == list(CHECKS)
-    assert requests <= 19  # the model list and at most 18 model requests (DESIGN, Round 4)
+    # The model list, at most 18 model requests (DESIGN, Round 4), and tool_schemas' control
+    # (plain refused: the other five are not sent).
+    assert requests <= 20
     status = post.status
     verdicts = {c.name: c.verdict for c in report.checks}
     assert verdicts == {
@@ -242,6 +247,7 @@ def test_failed_requests_never_read_as_findings(get: Response, post: Response) -
         "reasoning_replay": f"error {status}",
         "thinking_switch": f"error {status}",
         "concurrency": f"error {status}",
+        "tool_schemas": f"error {status}",
         "api_parity": f"error {status}",
         # No window known and no reply to continue: nothing is sent for these.
         "context_window": "n/a",

@@ -38,7 +38,7 @@ LONG = RunRequest(
 # DESIGN's 18 (round 3's 14, context_window 1, prefix_cache 1, and api_parity's 2 over
 # the Responses wire), then concurrency's four at once and api_parity's 2 over each wire
 # beyond chat and responses.
-MODEL_REQUESTS = 18 + CONCURRENT_PROBES + 2 * (len(WIRES) - 2)
+MODEL_REQUESTS = 18 + CONCURRENT_PROBES + 2 * (len(WIRES) - 2) + CHECKS["tool_schemas"]
 
 
 def _model_requests(requests: list[RecordedRequest]) -> int:

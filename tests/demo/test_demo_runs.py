@@ -94,6 +94,10 @@ DEMO_RUNS = [
     Run("llama-context-error", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     Run("cache-breaking-template", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     Run("crossed-streams", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    # The demo's tools hold no $ref, pattern, format, enum or object argument.
+    Run("schema-rejecting", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("schema-fails-open", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("args-as-string", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     # Real llama-server replies: SmolLM2 under a Qwen3-style template that opens <think>.
     Run(
         "llama-server-deepseek-recorded",

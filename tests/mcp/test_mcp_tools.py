@@ -14,6 +14,7 @@ import pytest
 from mcp_servers import left_behind, pid_gone, thread_names, toy, toy_http
 
 from rig_nb import Client, RigError, RunRequest
+from rig_nb.capabilities import tool_schema_report
 from rig_nb.compare import Endpoint, Scenario, compare_rows
 from rig_nb.demo import DemoServer
 from rig_nb.mcp import McpTools
@@ -185,3 +186,22 @@ def test_threads_started_stay_bounded_under_load(tools: McpTools) -> None:
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(lambda i: by_name(tools)["echo"]({"text": "x"}), range(40)))
     assert threading.active_count() <= before + 4
+
+
+def test_tool_schema_report_probes_its_tools_against_the_demo(
+    tools: McpTools, demo: DemoServer
+) -> None:
+    names = [t.name for t in tools.tools]
+    since = len(demo.requests)
+    with Client(demo.base_url) as client:
+        report = tool_schema_report(client, "well-behaved", tools.tools, limit=4)
+    posts = [r for r in list(demo.requests)[since:] if r.method == "POST"]
+    assert len(posts) == 4 + 2  # one probe per tool up to the limit, then the list's cost
+    # Every probe sends the whole list and names its tool.
+    first = json.loads(posts[0].body)
+    assert [t["function"]["name"] for t in first["tools"]] == names
+    assert first["tool_choice"] == {"type": "function", "function": {"name": names[0]}}
+    assert [(r.feature, r.tool, r.verdict) for r in report.rows] == [
+        ("", n, "ok") for n in names[:4]
+    ]
+    assert report.toolset_verdict == "ok" and report.toolset_tokens

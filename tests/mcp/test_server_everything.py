@@ -12,6 +12,7 @@ import pytest
 from mcp_servers import everything_argv, left_behind, pid_gone, thread_names
 
 from rig_nb import Client, RunRequest
+from rig_nb.capabilities import tool_schema_report
 from rig_nb.mcp import McpTools
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs node (Node.js)")
@@ -56,3 +57,19 @@ def test_a_loop_calls_it_against_the_demo(demo_client: Client) -> None:
     assert result.trace.outcome == "ok" and "Echo: Lisbon" in result.text
     assert pid is not None and pid_gone(pid)
     assert left_behind(before) == set()
+
+
+def test_tool_schema_report_probes_its_tools_against_the_demo(
+    everything: McpTools, demo_client: Client
+) -> None:
+    names = [t.name for t in everything.tools]
+    held = tool_schema_report(demo_client, "well-behaved", everything.tools, limit=len(names))
+    assert [(r.tool, r.verdict) for r in held.rows] == [(n, "ok") for n in names]
+    assert held.toolset_verdict == "ok" and held.toolset_tokens
+    # A server whose grammar failed lets the model ignore format, pattern, enum, minItems:
+    # the tools whose schemas hold them fail open, each with its first validation error.
+    loose = tool_schema_report(demo_client, "schema-fails-open", everything.tools, limit=len(names))
+    failed = {r.tool: r.evidence for r in loose.rows if r.verdict == "fails open"}
+    assert {"get-annotated-message", "get-resource-reference"} <= set(failed)
+    assert all(e.startswith("/") for e in failed.values())
+    assert {r.verdict for r in loose.rows} == {"ok", "fails open"}

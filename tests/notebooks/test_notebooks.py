@@ -234,6 +234,32 @@ def check_probe(nb: Any, personas: dict[str, Any]) -> None:
         r["required"] for r in matrix
     }
     assert "No endpoint configured" in printed(outputs(nb))
+    check_tool_schemas(nb)
+
+
+def check_tool_schemas(nb: Any) -> None:
+    """Notebook 02's section "Your tools": an MCP server's tools under tool_schema_report."""
+    table = {r[""]: r for r in frame(cell_outputs(nb, "tool_schema_report(client, m, mcp.tools)"))}
+    assert list(table) == ["book_room", "set_priority", "add", "toolset tokens"]
+    assert {m: table["book_room"][m] for m in table["add"] if m} == {
+        "well-behaved": "ok",
+        "schema-rejecting": "rejected 400",
+        "schema-fails-open": "fails open",
+        "args-as-string": "args as string",
+    }
+    assert table["set_priority"]["schema-fails-open"] == "fails open"
+    assert table["add"]["schema-fails-open"] == "ok"
+    assert int(table["toolset tokens"]["well-behaved"]) > 0
+    evidence = frame(cell_outputs(nb, 'schema_evidence["verdict"] != "ok"'))
+    whole(column(evidence, "evidence"))
+    said = " ".join(column(evidence, "evidence"))
+    assert "Pattern must start with '^' and end with '$'" in said
+    assert "/when: 'any text' is not a 'date-time'" in said
+    told = printed(cell_outputs(nb, "after sanitize_tools:"))
+    assert "book_room: /properties/ticket/pattern: anchored" in told
+    assert "after sanitize_tools: {'book_room': 'ok', 'set_priority': 'ok', 'add': 'ok'}" in told
+    battery = {r["feature"]: r["verdict"] for r in frame(cell_outputs(nb, "battery = "))}
+    assert battery["format_date_time"] == "fails open" and battery["plain"] == "ok"
 
 
 def check_long_conversation(nb: Any) -> None:
