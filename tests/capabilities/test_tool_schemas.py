@@ -4,6 +4,7 @@ a scripted server that drips past the deadline, and one that echoes the key in i
 from __future__ import annotations
 
 import html
+from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
@@ -57,6 +58,14 @@ EXPECTED: dict[str, dict[str, str]] = {
     },
 }
 _ROUTES = ("/chat/completions", "/responses", "/messages", "/api/chat")
+
+
+@pytest.fixture
+def demo() -> Iterator[DemoServer]:
+    """A demo endpoint of this test's own: requests are counted from its log, which keeps only
+    the most recent ones (the session's endpoint has served many by now)."""
+    with DemoServer(stream_first_delay=0, stream_interval=0) as srv:
+        yield srv
 
 
 def _model_posts(demo: DemoServer, since: int) -> int:
