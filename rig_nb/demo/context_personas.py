@@ -172,7 +172,8 @@ class LlamaContextError(Persona):
         # Every request before the last turn's is a prefix of this one: cached but the newest.
         messages = request.get("messages") or []
         newest = _words(messages[-1]) if messages and isinstance(messages[-1], dict) else 0
-        cached = max(0, turn.prompt_tokens - newest) if turn.rounds else 0
+        continued = any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages)
+        cached = max(0, turn.prompt_tokens - newest) if continued else 0
         completion = body["usage"]["completion_tokens"]
         body["timings"] = {
             "cache_n": cached,

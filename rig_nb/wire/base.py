@@ -169,8 +169,11 @@ class Wire:
         return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
     def body(self, request: Request) -> dict[str, Any]:
-        """`request` as this wire's request body."""
-        return self.render(request)
+        """`request` as this wire's request body (`request.sent` sees it as it goes out)."""
+        body = self.render(request)
+        if request.sent is not None:
+            request.sent(body)
+        return body
 
     def parse(self, content: bytes) -> Reply:
         """A whole reply's bytes as a Reply; BackendError when they are not one."""
