@@ -10,6 +10,7 @@ tools=demo_tools())`) ends on it, and what the long-conversation run of the note
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -230,9 +231,77 @@ class CacheBreakingTemplate(Persona):
         return body
 
 
+def _prompt_words(request: Mapping[str, Any]) -> list[str]:
+    """The request as a server's prompt, word by word: the tools, the system prompt (the
+    Messages wire's `system` too, blocks or text) and every message in order."""
+    words = json.dumps(request.get("tools") or [], sort_keys=True).split()
+    system = request.get("system")
+    if isinstance(system, list):
+        system = " ".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
+    words += str(system or "").split()
+    for m in request.get("messages") or []:
+        if isinstance(m, dict):
+            words += [f"<{m.get('role')}>", *_text(m).split()]
+            words += json.dumps(m.get("tool_calls") or [], sort_keys=True).split()
+    return words
+
+
+class PrefixKeyedCache(Persona):
+    """A server whose prefix cache reuses a conversation's previous prompt word for word, as
+    vLLM's automatic prefix caching and llama-server's slot do: `cached_tokens` is the
+    words this prompt shares from its start with the conversation's previous one (a
+    conversation is keyed by its first user message). A system prompt that changes every
+    request (Claude Code's attribution nonce, anthropics/claude-code#68900) leaves only
+    what precedes the change cached.
+
+    Demo run: ends `answer` after two tool rounds, outcome ok; `Trace.prefix_reuse` is
+    1.0 from the second iteration while the requests only grow.
+    """
+
+    name = "prefix-keyed-cache"
+    owned_by = "vllm"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: dict[str, list[str]] = {}
+
+    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Response | Stream:
+        turn = Heard.parse(request)
+        body = self.finish(turn, _diligent(turn))
+        words = _prompt_words(request)
+        users = [
+            _text(m)
+            for m in request.get("messages") or []
+            if isinstance(m, dict) and m.get("role") == "user"
+        ]
+        key = users[0] if users else ""
+        with self._lock:
+            before = self._last.get(key, [])
+            self._last[key] = words
+            if len(self._last) > _CONVERSATIONS_KEPT:  # the oldest conversation goes
+                self._last.pop(next(iter(self._last)))
+        shared = 0
+        for a, b in zip(before, words, strict=False):
+            if a != b:
+                break
+            shared += 1
+        body["usage"]["prompt_tokens"] = len(words)
+        body["usage"]["prompt_tokens_details"] = {"cached_tokens": shared}
+        return body
+
+
+# The conversations `prefix-keyed-cache` remembers, newest last.
+_CONVERSATIONS_KEPT = 64
+
+
 def context_personas() -> list[Persona]:
     """The long-conversation personas, in the order the demo lists them."""
-    return [OllamaTruncatesSilently(), LlamaContextError(), CacheBreakingTemplate()]
+    return [
+        OllamaTruncatesSilently(),
+        LlamaContextError(),
+        CacheBreakingTemplate(),
+        PrefixKeyedCache(),
+    ]
 
 
 def metadata_route(
