@@ -155,7 +155,8 @@ def _turns_break(before: Sequence[Any], now: Sequence[Any]) -> str | None:
         (i for i, (a, b) in enumerate(zip(before, now, strict=False)) if a is not b and a != b),
         len(now),
     )
-    return f"turn {at + 1} rewritten ({_how(before[at], now[at] if at < len(now) else None)})"
+    how = _how(before[at], now[at] if at < len(now) else None)
+    return f"turn {at + 1} rewritten" + (f" ({how})" if how else "")
 
 
 def prefix_break(before: Sent | None, now: Sent, redact: Redact | None = None) -> str | None:

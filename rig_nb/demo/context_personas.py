@@ -247,12 +247,13 @@ def _prompt_words(request: Mapping[str, Any]) -> list[str]:
 
 
 class PrefixKeyedCache(Persona):
-    """A server whose prefix cache reuses a conversation's previous prompt word for word, as
-    vLLM's automatic prefix caching and llama-server's slot do: `cached_tokens` is the
-    words this prompt shares from its start with the conversation's previous one (a
-    conversation is keyed by its first user message). A system prompt that changes every
-    request (Claude Code's attribution nonce, anthropics/claude-code#68900) leaves only
-    what precedes the change cached.
+    """A server whose prefix cache reuses earlier prompts word for word, as vLLM's automatic
+    prefix caching and SGLang's radix cache do: `cached_tokens` is the most words this
+    prompt shares from its start with an earlier prompt of the same conversation (keyed
+    by its first user message). A system prompt that changes every request (Claude Code's
+    attribution nonce, anthropics/claude-code#68900) leaves only what precedes the change
+    cached. A prompt seen before is answered as the first time (the demo's replies are
+    deterministic).
 
     Demo run: ends `answer` after two tool rounds, outcome ok; `Trace.prefix_reuse` is
     1.0 from the second iteration while the requests only grow.
@@ -263,35 +264,45 @@ class PrefixKeyedCache(Persona):
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._last: dict[str, list[str]] = {}
+        self._seen: dict[str, dict[tuple[str, ...], int]] = {}
+
+    def _cached(self, key: str, words: tuple[str, ...]) -> int:
+        with self._lock:
+            prompts = self._seen.setdefault(key, {})
+            if words not in prompts:
+                prompts[words] = max((_shared(words, p) for p in prompts), default=0)
+                if len(prompts) > _PROMPTS_KEPT:  # the oldest prompt goes
+                    prompts.pop(next(iter(prompts)))
+            if len(self._seen) > _CONVERSATIONS_KEPT:
+                self._seen.pop(next(iter(self._seen)))
+            return prompts[words]
 
     def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Response | Stream:
         turn = Heard.parse(request)
         body = self.finish(turn, _diligent(turn))
-        words = _prompt_words(request)
-        users = [
-            _text(m)
-            for m in request.get("messages") or []
-            if isinstance(m, dict) and m.get("role") == "user"
-        ]
-        key = users[0] if users else ""
-        with self._lock:
-            before = self._last.get(key, [])
-            self._last[key] = words
-            if len(self._last) > _CONVERSATIONS_KEPT:  # the oldest conversation goes
-                self._last.pop(next(iter(self._last)))
-        shared = 0
-        for a, b in zip(before, words, strict=False):
-            if a != b:
-                break
-            shared += 1
+        words = tuple(_prompt_words(request))
+        messages = request.get("messages") or []
+        users = [_text(m) for m in messages if isinstance(m, dict) and m.get("role") == "user"]
         body["usage"]["prompt_tokens"] = len(words)
-        body["usage"]["prompt_tokens_details"] = {"cached_tokens": shared}
+        body["usage"]["total_tokens"] = len(words) + body["usage"]["completion_tokens"]
+        cached = self._cached(users[0] if users else "", words)
+        body["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
         return body
 
 
-# The conversations `prefix-keyed-cache` remembers, newest last.
+def _shared(one: tuple[str, ...], two: tuple[str, ...]) -> int:
+    """How many words `one` and `two` share from their start."""
+    n = 0
+    for a, b in zip(one, two, strict=False):
+        if a != b:
+            break
+        n += 1
+    return n
+
+
+# What `prefix-keyed-cache` remembers: conversations, and prompts in each, oldest first.
 _CONVERSATIONS_KEPT = 64
+_PROMPTS_KEPT = 32
 
 
 def context_personas() -> list[Persona]:

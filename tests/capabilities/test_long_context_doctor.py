@@ -540,3 +540,35 @@ def test_probe_panel_names_the_servers_version_and_window(demo: DemoServer) -> N
         panel.report.value
     )
     assert "error at 2048 tokens" in panel.report.value
+
+
+# --- prefix_cache over three turns (issue 45) ---------------------------------------------------
+
+
+def test_a_template_that_breaks_the_prefix_at_turn_three_is_caught() -> None:
+    # cache-breaking-template reuses all of turn 1 at turn 2 and stops there: only turn 3
+    # shows the break, so the check runs a third turn when turn 2 reused everything.
+    with DemoServer(stream_first_delay=0, stream_interval=0) as demo:
+        with Client(demo.base_url) as client:
+            report = endpoint_report(client, "cache-breaking-template", checks=["prefix_cache"])
+        sent = list(demo.requests)
+    check = report.check("prefix_cache")
+    assert check.verdict == "reused 43 of 44"
+    assert "turn 2: 44 prompt tokens, 43 cached; turn 3: 56 prompt tokens, 43 cached" in (
+        check.evidence
+    )
+    assert "reuse fell at turn 3: the requests as sent only grew" in check.evidence
+    assert "preserve_thinking" in check.advice and check.ok is False
+    assert report.requests == _model_requests(sent) <= CHECKS["prefix_cache"] == 4
+    assert check.trace is not None and len(check.trace.iterations) == 3
+    assert check.trace.prefix_reuse[1] == 1.0 and check.trace.prefix_reuse[2] < 1.0
+
+
+def test_a_cache_that_keeps_the_prefix_over_three_turns_is_good_news() -> None:
+    with DemoServer(stream_first_delay=0, stream_interval=0) as demo:
+        with Client(demo.base_url) as client:
+            report = endpoint_report(client, "prefix-keyed-cache", checks=["prefix_cache"])
+    check = report.check("prefix_cache")
+    assert check.verdict.startswith("reused ") and check.advice == "" and check.ok is True
+    assert "turn 3: " in check.evidence and "fell" not in check.evidence
+    assert check.trace is not None and check.trace.prefix_breaks == []
