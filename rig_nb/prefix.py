@@ -61,25 +61,30 @@ def first_difference(one: str, two: str) -> int:
         at += _BLOCK
     at = min(at, limit)
     stop = min(at + _BLOCK, limit)
+    # The first differing block, halved until a few characters are left.
+    while stop - at > 16:
+        mid = (at + stop) // 2
+        if one[at:mid] == two[at:mid]:
+            at = mid
+        else:
+            stop = mid
     while at < stop and one[at] == two[at]:
         at += 1
     return at
 
 
+_SPACES = (" ", "\n", "\t", "\r")
+
+
 def _word_start(text: str, at: int) -> int:
     floor = max(0, at - _WORD_REACH)
-    start = at
-    while start > floor and not text[start - 1].isspace():
-        start -= 1
-    return start
+    return max(floor, *(text.rfind(c, floor, at) + 1 for c in _SPACES))
 
 
 def _word_end(text: str, at: int) -> int:
     ceiling = min(len(text), at + _WORD_REACH)
-    end = at
-    while end < ceiling and not text[end].isspace():
-        end += 1
-    return end
+    found = [i for i in (text.find(c, at, ceiling) for c in _SPACES) if i >= 0]
+    return min(found, default=max(at, ceiling))
 
 
 def _masked(text: str, redact: Redact) -> str:
@@ -91,8 +96,11 @@ def snippet(text: str, at: int, redact: Redact = _same) -> str:
     redacted whole first (a key cut in two would no longer be found), and when a secret
     straddles `at` the snippet starts at its mask."""
     start, end = _word_start(text, at), _word_end(text, at + SNIPPET_CHARS)
+    window = text[start:end]
+    shown = _masked(window, redact)
+    if shown == window:  # nothing to hide: no second pass
+        return " ".join(window[at - start : at - start + SNIPPET_CHARS].split("\n"))
     lead = _masked(text[start:at], redact)
-    shown = _masked(text[start:end], redact)
     if shown.startswith(lead):
         shown = shown[len(lead) :]
     else:

@@ -55,10 +55,11 @@ def _json(value: Any) -> str:
 
 def _tool_name(tool: Any, at: int) -> str:
     """A rendered tool's name (flat `name`, or chat's `function.name`); `#N` for none."""
-    if isinstance(tool, Mapping):
+    # dict, not Mapping: a rendered body is plain JSON data, and an ABC test costs per tool.
+    if isinstance(tool, dict):
         name = tool.get("name")
         function = tool.get("function")
-        if not isinstance(name, str) and isinstance(function, Mapping):
+        if not isinstance(name, str) and isinstance(function, dict):
             name = function.get("name")
         if isinstance(name, str) and name:
             return name
@@ -91,7 +92,7 @@ class Sent:
             (body[k] for k in _TURN_FIELDS if isinstance(body.get(k), list)), []
         )
         for item in listed:
-            if not (isinstance(item, Mapping) and item.get("role") in _SYSTEM_ROLES):
+            if not (isinstance(item, dict) and item.get("role") in _SYSTEM_ROLES):
                 break
             parts.append(text_of_content(item.get("content")))
         given = body.get("tools")
