@@ -169,11 +169,8 @@ class Wire:
         return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
     def body(self, request: Request) -> dict[str, Any]:
-        """`request` as this wire's request body (`request.sent` sees it as it goes out)."""
-        body = self.render(request)
-        if request.sent is not None:
-            request.sent(body)
-        return body
+        """`request` as this wire's request body."""
+        return self.render(request)
 
     def parse(self, content: bytes) -> Reply:
         """A whole reply's bytes as a Reply; BackendError when they are not one."""
@@ -182,6 +179,14 @@ class Wire:
     def reader(self) -> Reader:
         """A fresh reader for one stream of this wire."""
         return self.reader_type()
+
+    def sent_body(self, request: Request) -> dict[str, Any]:
+        """`request` as this wire's body, as a backend sends it: `request.sent` (the
+        recorder's, `Iteration.prefix_break`) sees that body once, whatever `body` made it."""
+        body = self.body(request)
+        if request.sent is not None:
+            request.sent(body)
+        return body
 
     def read_stream(
         self,

@@ -134,7 +134,7 @@ class Request:
     `extra` is the caller's extra_body with the wire's thinking fields merged under it
     (what goes out beside the fields the wire renders); `options` are settings only
     some wires send (`context_window` is Ollama's `num_ctx`). `sent`, when set, is called
-    with the body as it goes out (`Wire.body`), once per request: how the recorder sees
+    with the body as it goes out (`Wire.sent_body`), once per request: how the recorder sees
     the request as sent (`Iteration.prefix_break`).
     """
 
