@@ -5,7 +5,7 @@ request holds about 2,000 turns) is rendered as the chat wire sends it, beforeha
 figure is the time to read every request as sent (`Sent.of`) and compare it with the one
 before (`prefix_break`), as the recorder does once per iteration: with a steady system
 prompt (no break), and with a fresh nonce in it every request (a break, with its redacted
-snippets, every iteration). The fastest of the samples of each. Run alone:
+snippets, every iteration). The least process CPU time of the samples of each. Run alone:
 
     .venv/bin/python benchmarks/prefix_break_bench.py [--samples N]
 """
@@ -49,16 +49,17 @@ def conversation(nonce: bool) -> list[tuple[dict[str, Any], Request]]:
 
 
 def breaks_s(sent: list[tuple[dict[str, Any], Request]]) -> tuple[float, int]:
-    """The time to compute every iteration's break, and how many there were."""
+    """The CPU time to compute every iteration's break, and how many there were (CPU time:
+    the figure is the work, whatever else the machine runs)."""
     redact = Redactor("sk-bench-key", ["http://127.0.0.1:8000/v1"])
-    start = time.perf_counter()
+    start = time.process_time()
     before = None
     found = 0
     for body, request in sent:
         now = Sent.of(body, request)
         found += prefix_break(before, now, redact) is not None
         before = now
-    return time.perf_counter() - start, found
+    return time.process_time() - start, found
 
 
 def measure(samples: int = 7, quick: bool = False) -> tuple[str, list[Any]]:

@@ -172,10 +172,10 @@ def _window_sent(client: Backend, request: Request) -> int | None:
 
 def _note_break(
     client: Backend,
+    body: Mapping[str, Any] | None,
     request: Request,
     it: Iteration,
     trace: Trace,
-    body: Mapping[str, Any] | None,
 ) -> None:
     """`it.prefix_break` against the trace's previous request as sent (none for its first
     iteration); this request becomes the one the next is measured against."""
@@ -196,13 +196,15 @@ def record_round(
     """Send `request`, record the reply (or what arrived of it) into `it`; raise on failure.
     `it.prefix_break` compares the request as sent with the previous iteration's."""
     it.streamed = request.stream
-    seen: list[Mapping[str, Any]] = []
+    # The body as it went out and the request it was rendered from: a backend below the
+    # recorder may have sent another request than `request` (a wrapper's).
+    seen: list[tuple[Mapping[str, Any], Request]] = []
     given = request.sent
 
-    def sent(body: Mapping[str, Any]) -> None:
-        seen.append(body)
+    def sent(body: Mapping[str, Any], rendered: Request) -> None:
+        seen.append((body, rendered))
         if given is not None:
-            given(body)
+            given(body, rendered)
 
     request = dataclasses.replace(request, sent=sent)
     start = time.perf_counter()
@@ -229,7 +231,8 @@ def record_round(
             else:
                 reply = client.stream(request, assembler, on_event=on_event, retries=retries)
         finally:
-            _note_break(client, request, it, trace, seen[-1] if seen else None)
+            body, rendered = seen[-1] if seen else (None, request)
+            _note_break(client, body, rendered, it, trace)
     except BaseException:
         if assembler is not None:
             _fill(it, assembler.reply(), client.redact)  # what arrived before the failure

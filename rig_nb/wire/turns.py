@@ -134,8 +134,8 @@ class Request:
     `extra` is the caller's extra_body with the wire's thinking fields merged under it
     (what goes out beside the fields the wire renders); `options` are settings only
     some wires send (`context_window` is Ollama's `num_ctx`). `sent`, when set, is called
-    with the body as it goes out (`Wire.sent_body`), once per request: how the recorder sees
-    the request as sent (`Iteration.prefix_break`).
+    with the body as it goes out and the request it was rendered from (`Wire.sent_body`),
+    once per request: how the recorder sees the request as sent (`Iteration.prefix_break`).
     """
 
     model: str
@@ -148,7 +148,7 @@ class Request:
     extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     response_format: Mapping[str, Any] | None = None
     options: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
-    sent: Callable[[Mapping[str, Any]], None] | None = field(
+    sent: Callable[[Mapping[str, Any], Request], None] | None = field(
         default=None, compare=False, repr=False
     )
 

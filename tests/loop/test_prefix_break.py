@@ -18,7 +18,7 @@ from rig_nb.prefix import SNIPPET_CHARS, first_difference, prefix_break
 from rig_nb.redact import Redactor
 from rig_nb.testing import ScriptedBackend, chat_reply
 from rig_nb.testing import tool_call as scripted_call
-from rig_nb.wire import Call, Request, ToolSpec, Turn
+from rig_nb.wire import WIRES, Call, Request, ToolSpec, Turn
 from rig_nb.wire.sent import Sent
 
 KEY = "sk-live-0123456789abcdefSECRET"
@@ -278,22 +278,25 @@ def _long(stream: bool) -> RunRequest:
     )
 
 
+@pytest.mark.parametrize("api", list(WIRES))
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 def test_a_nonce_in_the_system_prompt_is_named_where_reuse_falls(
-    own_demo: DemoServer, stream: bool
+    own_demo: DemoServer, stream: bool, api: str
 ) -> None:
-    with Client(own_demo.base_url, api_key=KEY) as client:
+    with Client(own_demo.base_url, api_key=KEY, api=api) as client:
         steady = client.run_trace(_long(stream))
         shaped = run_trace(AttributionNonce(client), _long(stream))
     assert steady.outcome == shaped.outcome == "ok"
-    assert steady.prefix_breaks == [] and steady.prefix_reuse[1:] == [1.0] * 4
+    assert steady.prefix_breaks == []
+    # Ollama's native wire reports no cached tokens: its reuse is not known.
+    assert steady.prefix_reuse[1:] == [None if api == "ollama" else 1.0] * 4
     assert len(shaped.prefix_breaks) == len(shaped.iterations) - 1 == 4
     assert shaped.iterations[0].prefix_break is None
     at = len(ATTRIBUTION)
     for line in shaped.prefix_breaks:
         assert line.startswith(f"system changed at char {at}: '")
         assert KEY not in line and "cch=" not in line  # the snippet starts at the change
-    assert all(r is not None and r < 1.0 for r in shaped.prefix_reuse[1:])
+    assert all(r is None if api == "ollama" else r < 1.0 for r in shaped.prefix_reuse[1:])
     again = Trace.from_json(shaped.to_json())
     assert again.prefix_breaks == shaped.prefix_breaks
 
@@ -332,7 +335,33 @@ def test_a_request_that_failed_still_gets_its_break(own_demo: DemoServer) -> Non
 def test_the_request_as_sent_is_the_body_the_wire_rendered() -> None:
     seen: list[Any] = []
     spec = ToolSpec("weather", "the weather", {"type": "object"})
-    request = Request("m", (USER,), 16, tools=(spec,), sent=seen.append)
+    request = Request("m", (USER,), 16, tools=(spec,), sent=lambda *sent: seen.append(sent))
     backend = ScriptedBackend([chat_reply("hi")])
     backend.chat(request)
-    assert seen == backend.bodies
+    assert seen == [(backend.bodies[0], request)]
+
+
+class DropsEarlierReasoning(AttributionNonce):
+    """A backend that sends only the newest assistant turn's reasoning back, as templates and
+    clients that drop earlier reasoning do (QwenLM/Qwen3#1826)."""
+
+    def _shaped(self, request: Request) -> Request:
+        last = max((i for i, t in enumerate(request.turns) if t.role == "assistant"), default=-1)
+        turns = tuple(
+            dataclasses.replace(t, reasoning="", reasoning_field="", signature="")
+            if t.role == "assistant" and i != last
+            else t
+            for i, t in enumerate(request.turns)
+        )
+        return dataclasses.replace(request, turns=turns)
+
+
+def test_an_earlier_turn_whose_reasoning_was_dropped_is_named(own_demo: DemoServer) -> None:
+    request = RunRequest(**{**_long(False).__dict__, "model": "cache-breaking-template"})
+    with Client(own_demo.base_url) as client:
+        trace = run_trace(DropsEarlierReasoning(client), request)
+    assert trace.outcome == "ok" and len(trace.iterations) == 5
+    assert trace.iterations[1].prefix_break is None  # only grew: turn 2's reasoning still sent
+    dropped = "rewritten (assistant: reasoning dropped, reasoning_field dropped)"
+    assert trace.prefix_breaks == [f"turn {k} {dropped}" for k in (2, 4, 6)]
+    assert trace.prefix_reuse[1] == 1.0 and all(r < 0.5 for r in trace.prefix_reuse[2:])
