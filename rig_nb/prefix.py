@@ -23,7 +23,6 @@ tools pairwise, and the turns one identity (or equality) test each, the loop sha
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -100,9 +99,6 @@ def _masked(text: str, redact: Redact) -> str:
     return text
 
 
-# A request's system prompt is the "after" of one break and the "before" of the next: its
-# snippet is made once (the same string object hits by identity; a few kept).
-@functools.lru_cache(maxsize=4)
 def snippet(text: str, at: int, redact: Redact = _same) -> str:
     """`SNIPPET_CHARS` characters of `text` from `at`, redacted: the words around them are
     redacted whole first (a key cut in two would no longer be found), and when a secret
