@@ -16,10 +16,12 @@ kept)` when it answers with fewer prompt tokens than the window it was sent past
 `fits` when the window is larger than the doctor's bound (no request), `n/a` when no
 window is known or usage is not reported. `prefix_cache` continues a conversation the
 doctor already had (the tool_choice "auto" probe when it called the tool, else the
-question) by one turn and reads the cached tokens the server reports: `reused N of M`,
-`not reused` or `not reported`; on a server with a template route (llama.cpp), when less
-than turn 1's prompt was reused, that route names where turn 2's prompt stops extending
-turn 1's.
+question) by one turn, and by a third when turn 2 reused all of turn 1's prompt, and
+reads the cached tokens the server reports: `reused N of M`, `not reused` or `not
+reported`, for the first turn whose reuse fell. The evidence names the first break in the
+requests as sent (`Iteration.prefix_break`) or says they only grew; on a server with a
+template route (llama.cpp), that route names where the turn's prompt stops extending the
+one before.
 """
 
 from __future__ import annotations
@@ -325,8 +327,11 @@ def prefix_cache_check(
     turns = turns_of(first.messages)
     opening = Request(model, turns, PREFIX_MAX_TOKENS, tools=spec, tool_choice=choice)
     trace.iterations.append(dataclasses.replace(first, index=0, tool_calls=list(first.tool_calls)))
-    # Turn 1 as its request went out (rendered again, not sent): turn 2 is measured on it.
-    trace.last_sent = Sent.of(client.wire.body(opening), opening)
+    # Turn 1 as its request went out (its trace keeps it in memory; else rendered again, not
+    # sent): turn 2 is measured on it.
+    had = next((t for t in (probe, question) if t.iterations and t.iterations[-1] is first), None)
+    before_sent = had.last_sent if had is not None else None
+    trace.last_sent = before_sent or Sent.of(client.wire.body(opening), opening)
     request = Request(model, _continued(first), PREFIX_MAX_TOKENS, tools=spec, tool_choice=choice)
     second, reply = _sent_turn(client, trace, request, 1)
     if trace.exception is not None:
@@ -351,12 +356,13 @@ def prefix_cache_check(
                 verdict, fell, pair = _reuse(prompt, cached3), 3, (request, third_request)
         else:
             evidence += f"; turn 3: {_cut(client.redact(trace.error), 80)}"
-    broke = False
+    # A break in the requests as sent is the cause wherever reuse fell.
+    named = trace.iterations[fell - 1].prefix_break if fell else None
+    broke = bool(named)
     if fell:
-        said = trace.iterations[fell - 1].prefix_break
         evidence += f"; reuse fell at turn {fell}: " + (
-            f"first break: {said}"
-            if said
+            f"first break: {named}"
+            if named
             else "the requests as sent only grew (the server rendered them differently)"
         )
     route = profile_of(server).template_route
@@ -366,7 +372,7 @@ def prefix_cache_check(
             client, _one_token(pair[0]), _one_token(pair[1]), reasoning, route, fell
         )
         evidence += f"; {route}: {said}" if said else ""
-        broke = "stops extending" in said
+        broke = broke or "stops extending" in said
     partial = broke or fell == 3 or (cached is not None and 0 < cached < before // 2)
     fix = long_context_advice(server, name, "not reused" if partial else verdict)
     return name, verdict, _cut(client.redact(evidence), 480), fix, trace
