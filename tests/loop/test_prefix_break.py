@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from rig_nb import Client, RunRequest, Trace
+from rig_nb import Client, Iteration, RunRequest, Trace
 from rig_nb.demo import DEMO_SYSTEM, DemoServer
 from rig_nb.demo.context_personas import LONG_PROMPT, long_tools
 from rig_nb.loop import run_trace
@@ -365,3 +365,16 @@ def test_an_earlier_turn_whose_reasoning_was_dropped_is_named(own_demo: DemoServ
     dropped = "rewritten (assistant: reasoning dropped, reasoning_field dropped)"
     assert trace.prefix_breaks == [f"turn {k} {dropped}" for k in (2, 4, 6)]
     assert trace.prefix_reuse[1] == 1.0 and all(r < 0.5 for r in trace.prefix_reuse[2:])
+
+
+def test_a_trace_file_keeps_the_breaks_and_refuses_one_that_is_not_text() -> None:
+    trace = Trace(
+        iterations=[Iteration(index=0), Iteration(index=1, prefix_break="turn 1 rewritten")]
+    )
+    data = trace.to_dict()
+    assert Trace.from_dict(data).prefix_breaks == ["turn 1 rewritten"]
+    data["iterations"][1]["prefix_break"] = 5
+    with pytest.raises(ValueError, match=r"iterations\[1\]\.prefix_break"):
+        Trace.from_dict(data)
+    del data["iterations"][1]["prefix_break"]  # a file from before the field: no break
+    assert Trace.from_dict(data).prefix_breaks == []
