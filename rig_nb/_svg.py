@@ -107,10 +107,14 @@ def ticks(top: float, count: int = 5) -> list[float]:
     if not top >= _TINY or not math.isfinite(top):
         return [0.0, 1.0]
     raw = top / count
-    power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    # Floats throughout: an int power of ten past float range cannot divide a float.
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1.0, 2.0, 5.0, 10.0) if m * power >= raw)
     n = max(1, math.ceil(top / step - 1e-9))
-    return [i * step for i in range(n + 1)]
+    marks = [i * step for i in range(n + 1)]
+    if not math.isfinite(marks[-1]):  # a round top past the float range (near 1.8e308)
+        return [top * (i / count) for i in range(count + 1)]
+    return marks
 
 
 def _tick_text(value: float, unit: str) -> str:

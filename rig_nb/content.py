@@ -10,6 +10,13 @@ quadratic on a reply of repeated ``<think>`` with no ``</think>`` after them.
 The pattern is therefore only run on the text up to the last ``</think>``,
 where it is linear; the other rules are single str.find / rfind scans.
 
+`split_reasoning` also splits a gpt-oss harmony reply that starts with its analysis
+channel and holds a final one, tokened (``<|channel|>analysis<|message|>...<|end|>
+<|start|>assistant<|channel|>final<|message|>...``, sgl-project/sglang#10061) or
+token-stripped (``analysisUser says...assistantfinalHello!``, the channel names glued
+to the words, oobabooga/text-generation-webui#7374): the analysis is reasoning, the
+final message the answer. `strip_reasoning` does not: it is the seed's, to the letter.
+
 `decode_json_object` tries the whole reply, then every ``{`` offset, and keeps
 the longest object that parses. The reply is chosen by the endpoint, so that
 scan is bounded: it resumes past a candidate that parsed (an object nested in
@@ -34,6 +41,7 @@ from .errors import InvalidJSONError, NotJSONError
 
 __all__ = [
     "decode_json_object",
+    "harmony_split",
     "reasoning_shape",
     "split_reasoning",
     "strip_reasoning",
@@ -64,6 +72,20 @@ _FIRST_WINDOW = 128
 _CUT_MARGIN = 16
 # Only a '{' whose next JSON token is a key or '}' can start an object.
 _CANDIDATE = re.compile(r'\{[ \t\n\r]*["}]')
+
+# A harmony reply that starts with its analysis channel, tokened or token-stripped. The
+# stripped name is glued to the reasoning's first word: a reply that starts with the word
+# "analysis" (then a space, or punctuation) is English.
+_HARMONY_START = re.compile(
+    r"[ \t\r\n]*(?:(?:<\|start\|>assistant)?<\|channel\|>analysis<\|message\|>"
+    r"|analysis(?=[^\s'\u2019.,;:!?)\-]))"
+)
+_FINAL_TOKENED = "<|channel|>final<|message|>"
+_FINAL_STRIPPED = "assistantfinal"
+# The tokens that end a harmony message, and the header that opens an analysis one.
+_HARMONY_ENDS = re.compile(r"<\|(?:end|return|call)\|>|<\|start\|>")
+_ANALYSIS_TOKENED = "<|channel|>analysis<|message|>"
+_ANALYSIS_STRIPPED = re.compile(r"assistantanalysis|assistantcommentary")
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CLOSED_BLOCK = re.compile(re.escape(_OPEN) + ".*?" + re.escape(_CLOSE), re.DOTALL)
@@ -142,8 +164,9 @@ def split_reasoning(s: str) -> tuple[str, str]:
 
     The reasoning is the text of every closed block, then what came before the
     last bare closer, then what follows an unclosed opener, each trimmed and
-    joined by a newline (the order strip_reasoning's rules apply in). The answer
-    is strip_reasoning(s).
+    joined by a newline (the order strip_reasoning's rules apply in), then a harmony
+    reply's analysis (`harmony_split`). The answer is strip_reasoning(s), or the final
+    message of a harmony reply that strip_reasoning leaves whole.
     """
     if not isinstance(s, str):
         return "", ""
@@ -152,8 +175,47 @@ def split_reasoning(s: str) -> tuple[str, str]:
     first = rest.find(_OPEN)
     if first >= 0:
         parts.append(rest[first + len(_OPEN) :])
+    answer = strip_reasoning(s)
+    harmony = harmony_split(answer)
+    if harmony is not None:
+        parts.append(harmony[0])
+        answer = harmony[1]
     reasoning = "\n".join(p for p in (part.strip(_GO_SPACE) for part in parts) if p)
-    return reasoning, strip_reasoning(s)
+    return reasoning, answer
+
+
+def harmony_split(s: str) -> tuple[str, str] | None:
+    """(analysis, final) of a gpt-oss harmony reply, None when `s` is not one.
+
+    `s` must start with the analysis channel, tokened or token-stripped, and hold a final
+    channel (``<|channel|>final<|message|>`` or ``assistantfinal``): the answer is the
+    text after the last final header, its end token dropped; the reasoning is the
+    analysis messages before it, headers and tokens dropped, one per line
+    (sgl-project/sglang#10061, oobabooga/text-generation-webui#7374).
+    """
+    start = _HARMONY_START.match(s)
+    if start is None:
+        return None
+    tokened = start.group().lstrip(_GO_SPACE).startswith("<")
+    header = _FINAL_TOKENED if tokened else _FINAL_STRIPPED
+    final = s.rfind(header)
+    if final < start.end():
+        return None
+    head, answer = s[start.end() : final], s[final + len(header) :]
+    if tokened:
+        end = _HARMONY_ENDS.search(answer)
+        answer = answer[: end.start()] if end else answer
+        pieces = []
+        for n, message in enumerate(head.split(_ANALYSIS_TOKENED)):
+            # The first piece follows the opening header; later ones follow another.
+            end = _HARMONY_ENDS.search(message)
+            text = message[: end.start()] if end else message
+            if n == 0 or text:
+                pieces.append(text)
+    else:
+        pieces = _ANALYSIS_STRIPPED.split(head)
+    reasoning = "\n".join(p for p in (piece.strip(_GO_SPACE) for piece in pieces) if p)
+    return reasoning, answer.strip(_GO_SPACE)
 
 
 def text_for_calls(s: str) -> str:

@@ -15,7 +15,13 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from .content import decode_json_object, split_reasoning, strip_with_shape, text_for_calls
+from .content import (
+    decode_json_object,
+    harmony_split,
+    split_reasoning,
+    strip_with_shape,
+    text_for_calls,
+)
 from .dialects import DIALECTS, has_text_tool_calls, leak_dialects
 from .errors import RigError
 from .prefix import prefix_break
@@ -30,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "as_received",
     "CONTEXT_TRUNCATED",
+    "LEAKED",
     "LIVE_INTERVAL_S",
     "describe",
     "ending",
@@ -41,6 +48,9 @@ __all__ = [
 
 # The outcome of a run the server answered without part of what was sent.
 CONTEXT_TRUNCATED = "context_truncated"
+# The outcome of a run whose final answer still holds a leak dialect's markup after
+# strip_reasoning and split_reasoning (DESIGN, Round 5).
+LEAKED = "leaked"
 
 # A caller's goal for a finished run: None when met, else (outcome, why).
 Judge = Callable[[Trace], "tuple[str, str] | None"]
@@ -107,9 +117,10 @@ def ending(it: Iteration, *, replied: bool, native_calls: bool) -> str:
 
 
 def _reasoning_texts(it: Iteration) -> tuple[str, str]:
-    """The reasoning of a turn: its reasoning field, and what strip_reasoning removed
-    (nothing when the content has no reasoning shape)."""
-    inline = split_reasoning(it.raw_content)[0] if it.reasoning_shape != "none" else ""
+    """The reasoning of a turn: its reasoning field, and what split_reasoning removed
+    (nothing when the content has no reasoning shape and no harmony analysis)."""
+    split = it.reasoning_shape != "none" or "analysis" in it.raw_content
+    inline = split_reasoning(it.raw_content)[0] if split else ""
     return it.reasoning_content, inline
 
 
@@ -122,7 +133,9 @@ def _fill(it: Iteration, reply: Reply, redact: Callable[[str], str]) -> None:
     it.raw_content = reply.content
     it.reasoning_content = reply.reasoning
     it.reasoning_field = reply.reasoning_field
-    it.text, it.reasoning_shape = strip_with_shape(reply.content)
+    text, it.reasoning_shape = strip_with_shape(reply.content)
+    harmony = harmony_split(text)
+    it.text = harmony[1] if harmony is not None else text  # split_reasoning's answer
     it.leaks = list(leak_dialects(reply.content))
     found = {name for text in _reasoning_texts(it) if text for name in leak_dialects(text)}
     it.reasoning_leaks = [name for name in DIALECTS if name in found] if found else []
@@ -269,6 +282,18 @@ def record_one(
     return trace, reply
 
 
+def _leaked(trace: Trace) -> tuple[str, str] | None:
+    """(LEAKED, why) when the run's final answer holds a leak dialect's markup after
+    strip_reasoning and split_reasoning (`Iteration.text`); None otherwise."""
+    last = trace.iterations[-1] if trace.iterations else None
+    if last is None or last.ending != "answer":
+        return None
+    held = leak_dialects(last.text)
+    if not held:
+        return None
+    return LEAKED, f"the answer holds {', '.join(held)} markup"
+
+
 @contextmanager
 def finalizing(
     trace: Trace, goal: str | tuple[str, ...] = "answer", judge: Judge | None = None
@@ -281,7 +306,8 @@ def finalizing(
     returns None, or (outcome, why) for an answer that misses the goal, or raises a
     RigError (its class is the outcome).
     A block that returned otherwise gets the last turn's ending (`text_tool_calls`,
-    `reasoning_only`, `empty`, ...), and one that raised gets the error's class name. A
+    `reasoning_only`, `empty`, ...), one whose final answer still holds a leak dialect's
+    markup is `leaked`, and one that raised gets the error's class name. A
     run with a context_cut iteration is `context_truncated` either way: its answer was
     made without part of what was sent.
     """
@@ -295,6 +321,8 @@ def finalizing(
         reached = ended in goal if isinstance(goal, tuple) else ended == goal
         trace.outcome = "ok" if reached else (ended or "empty")
         missed = judge(trace) if judge is not None and reached else None
+        if missed is None and reached:
+            missed = _leaked(trace)
         if missed is not None:
             trace.outcome, trace.iterations[-1].error = missed
         if any(it.context_cut for it in trace.iterations):

@@ -82,8 +82,9 @@ class Iteration:
     reasoning), text_tool_calls (tool calls written as text),
     tool_calls_in_reasoning (no native calls, no answer, a tool-call dialect in
     the reasoning: reported, never run), empty, or error (no reply).
-    `reasoning_leaks` names the leak dialects found in the reasoning (the
-    reasoning field and the reasoning strip_reasoning removed from content).
+    `text` is split_reasoning's answer: strip_reasoning's, or a harmony reply's final
+    message. `reasoning_leaks` names the leak dialects found in the reasoning (the
+    reasoning field and the reasoning split_reasoning removed from content).
     """
 
     index: int = 0
@@ -139,7 +140,10 @@ class Iteration:
 
 @dataclass
 class Trace:
-    """A run: its settings, every iteration in order, and how it ended ("ok" or the error class)."""
+    """A run: its settings, every iteration in order, and how it ended ("ok" or the error class).
+
+    A run whose final answer still holds a leak dialect's markup ends `leaked`, not "ok".
+    """
 
     model: str = ""
     endpoint: str = ""

@@ -19,11 +19,37 @@ from rig_nb.testing import ScriptedServer
 if TYPE_CHECKING:
     import pandas as pd
 
+TESTS = Path(__file__).resolve().parent
+
 # Variables the openai SDK, httpx or ssl would read: no test depends on the shell it ran from.
 _AMBIENT_PREFIXES = ("OPENAI_",)
 _AMBIENT = ("NETRC", "SSL_CERT_FILE", "SSL_CERT_DIR", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
 # The terminal's size: tables fit it, and the shell pytest runs in must not cut what a test sees.
 _TERMINAL = ("COLUMNS", "LINES")
+
+
+def _selects_browser(config: pytest.Config) -> bool:
+    """Whether `-m` can select a test of the browser tier (every test in tests/browser is
+    marked browser; some also slow)."""
+    from _pytest.mark.expression import Expression
+
+    markexpr = config.getoption("markexpr")
+    if not markexpr:
+        return True
+    expr = Expression.compile(markexpr)
+    return expr.evaluate(lambda name, **_: name == "browser") or expr.evaluate(
+        lambda name, **_: name in ("browser", "slow")
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """tests/browser is not collected when `-m` deselects the browser tier: its modules import
+    playwright (the `browser` extra), which the fast tier's install ('.[notebook,test]', the
+    README) does not hold. A run that selects the tier collects it, and fails loudly without
+    playwright."""
+    if collection_path == TESTS / "browser" and not _selects_browser(config):
+        return True
+    return None
 
 
 @pytest.fixture(autouse=True)

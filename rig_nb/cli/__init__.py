@@ -5,7 +5,8 @@ A key is read only from the environment variable named with --api-key-env
 (or `api_key_env` in a compare file), never from argv. A failure is one line
 on stderr and a non-zero exit, never a traceback: 2 for input the command
 cannot use (a bad option, URL or TOML file, an unset variable), 1 when the
-endpoint or the run fails (a run without an answer, a compare row not ok). Every
+endpoint or the run fails (a run without an answer, a compare row not ok), 3 when
+the results were printed but the `--otlp` export failed. Every
 failure line starts "rig-nb:"; help and hints name commands the way the user
 started them ("rig-nb" or "python -m rig_nb"). Parsing imports nothing heavy:
 `--help` and usage errors do not wait for the openai SDK; the commands import
@@ -17,7 +18,10 @@ the client when they run.
     bfcl_command.py    bfcl: BFCL's categories through compare, a table per category
     serve_demo.py      serve-demo and its signal handling
     hints.py           CommandError and the hints that say what to change
-    text.py            tables fitted to the terminal, a trace as text
+    budget.py          --max-requests: the model requests compare and bfcl would send
+    otlp.py            --otlp: opentelemetry-proto checked first, the export, exit 3
+    text.py            tables fitted to the terminal, a trace and a doctor report as text
+    tables.py          the load summary, compare's rows and matrices fitted as the demo's
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 The endpoints come from a compare file (the positional file or `--endpoints`) or from
 `--base-url`/`--model` for one. The cases are loaded and every input checked before any
 request; the table is printed before any file is written. `planned_requests` is the
-count a request budget (`--max-requests`, as compare's) is held to: one request per case
-and endpoint.
+count the request budget (`--max-requests`, as compare's: `rig_nb.cli.budget`) is held
+to: one request per case and endpoint.
 """
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from . import budget
 from .commands import api_key
 from .compare_command import read_endpoints
 from .hints import CommandError, install, url_problem
-from .text import Progress, format_table, one_line, plural, printable, terminal_width
+from .tables import fit_columns
+from .text import Progress, plural, printable, terminal_width
 
 if TYPE_CHECKING:
     from ..compare import Endpoint
@@ -34,8 +36,9 @@ _WHY = "misses by cause (wrong_call by BFCL's error type):"
 
 
 def planned_requests(endpoints: Sequence[Endpoint], scenarios: Sequence[Scenario]) -> int:
-    """Model requests the run will send at most: one per case and endpoint."""
-    return len(endpoints) * len(scenarios)
+    """Model requests the run will send at most: one per case and endpoint (each case is
+    a judged call, `budget.most_requests`)."""
+    return budget.planned_requests(len(endpoints), scenarios)
 
 
 def _endpoints(args: Namespace) -> list[Endpoint]:
@@ -79,32 +82,6 @@ def _scenarios(args: Namespace) -> list[Scenario]:
     return [replace(s, max_tokens=args.max_tokens) for s in scenarios]
 
 
-def _fit_columns(
-    first: str, names: list[str], rows: list[dict[str, str]], width: int | None
-) -> str:
-    """`rows` under `first` and one column per name, as tables side by side as many
-    endpoints as fit the width (one table per chunk); a long endpoint name is cut."""
-    if width is None:
-        return format_table(rows, [first, *names])
-    head = max(len(first), *(len(r[first]) for r in rows)) + 2
-    cells = {n: max(len(r[n]) for r in rows) for n in names}
-    limit = max(12, *cells.values())
-    headers = {n: one_line(n, limit) for n in names}
-    chunks: list[list[str]] = [[]]
-    used = head
-    for name in names:
-        need = max(cells[name], len(headers[name])) + 2
-        if chunks[-1] and used + need > width:
-            chunks.append([])
-            used = head
-        chunks[-1].append(name)
-        used += need
-    return "\n\n".join(
-        format_table(rows, [first, *chunk], width=width, cut_first=[first], headers=headers)
-        for chunk in chunks
-    )
-
-
 def _causes(frame: Any) -> tuple[list[str], list[dict[str, str]]]:
     """Rows of miss counts per endpoint: each outcome but ok, wrong_call by error type."""
     causes: dict[str, dict[str, int]] = {}
@@ -139,11 +116,10 @@ def cmd_bfcl(args: Namespace) -> int:
     scenarios = _scenarios(args)
     if not scenarios:
         raise CommandError("no BFCL case to run (--limit 0?)")
-    print(
-        f"{plural(len(scenarios), 'case')} x {plural(len(endpoints), 'endpoint')}: "
-        f"{planned_requests(endpoints, scenarios)} requests",
-        file=sys.stderr,
-    )
+    planned = planned_requests(endpoints, scenarios)
+    made_of = f"{plural(len(scenarios), 'case')} x {plural(len(endpoints), 'endpoint')}"
+    budget.check_budget("bfcl", planned, args.max_requests, made_of)
+    print(f"{made_of}: {planned} requests", file=sys.stderr)
     progress = Progress(sys.stderr) if sys.stderr.isatty() else None
     try:
         frame = compare(
@@ -169,12 +145,12 @@ def cmd_bfcl(args: Namespace) -> int:
             for group, values in zip(table.index, table.itertuples(index=False), strict=True)
         ]
         print(_LEGEND if width is None else "\n".join(_wrap_words(_LEGEND, width)))
-        print(printable(_fit_columns("category", names, rows, width)))
+        print(printable(fit_columns("category", names, rows, width)))
         names, causes = _causes(frame)
         if causes:
             print()
             print(_WHY)
-            print(printable(_fit_columns("cause", names, causes, width)))
+            print(printable(fit_columns("cause", names, causes, width)))
     sys.stdout.flush()
     written = True
     if args.csv:

@@ -25,6 +25,7 @@ from .hints import CommandError, explain, install, url_problem
 from .text import (
     demo_table_rows,
     demo_table_text,
+    fit_report,
     format_table,
     format_trace,
     plural,
@@ -57,6 +58,7 @@ _ENDINGS = {
     "reasoning_only": "the reply held reasoning but no answer",
     "tool_calls_in_reasoning": "the model wrote its tool calls inside its reasoning",
     "empty": "the reply was empty",
+    "leaked": "the answer still holds reasoning or call markup the server's parsers left in it",
     "content_filter": "the server's content filter stopped the reply",
     "context_truncated": "the server dropped part of the conversation (prompt tokens fell "
     "below an earlier turn's; raise its context window)",
@@ -106,18 +108,28 @@ def cmd_demo(args: Namespace) -> int:
     tools = demo_tools()
     scenarios = [
         Scenario("probe", kind="probe"),
+        # Judged as compare's `tool round trip`: an answer made without the tools is not ok.
         Scenario(
-            "demo", prompt=DEMO_PROMPT, system=DEMO_SYSTEM, tools=tools, max_tokens=args.max_tokens
+            "demo",
+            prompt=DEMO_PROMPT,
+            system=DEMO_SYSTEM,
+            tools=tools,
+            max_tokens=args.max_tokens,
+            require_tool_call=True,
         ),
     ]
+    width = terminal_width()
     with DemoServer() as server:
         where, models = server.base_url, server.models
         endpoints = [Endpoint(name, where, name, api=args.api) for name in models]
         rows, traces = compare_rows(endpoints, scenarios=scenarios, stream=args.stream)
     runs, run_traces = rows[1::2], traces[1::2]
     how = f"{'streamed, ' if args.stream else ''}over {args.api}, "
-    width = terminal_width()
-    print(f"rig_nb demo: {plural(len(models), 'persona')} on the embedded endpoint {where}")
+    print(
+        _wrap(
+            f"rig_nb demo: {plural(len(models), 'persona')} on the embedded endpoint {where}", width
+        )
+    )
     print(_wrap(f"prompt: {DEMO_PROMPT}", width))
     print(
         _wrap(
@@ -136,7 +148,12 @@ def cmd_demo(args: Namespace) -> int:
     trace = run_traces[leaky] if leaky is not None else None
     if trace is not None:
         print()
-        print(f"Per-iteration trace of {trace.model}: reasoning leaks into content, stripped.")
+        print(
+            _wrap(
+                f"Per-iteration trace of {trace.model}: reasoning leaks into content, stripped.",
+                width,
+            )
+        )
         print(format_trace(trace, limit=400, width=width))
     print()
     print(
@@ -157,23 +174,29 @@ def cmd_probe(args: Namespace) -> int:
         if isinstance(trace.exception, BackendError):
             raise explain(trace.exception, args, client)
         where = client.endpoint
+    width = terminal_width()
     if trace.outcome == "ok":
         how = ", streamed" if args.stream else ""
-        print(f"tool calling: yes ({args.model} at {where}, tool_choice {args.tool_choice}{how})")
+        said = f"tool calling: yes ({args.model} at {where}, tool_choice {args.tool_choice}{how})"
+        print(_wrap(printable(said), width))
         return 0
     written = _text_calls(trace)
     if trace.outcome == "NoToolCallingError" and written is not None:
-        print(
+        said = (
             f"tool calling: no (NoToolCallingError: the reply wrote a tool call as text "
             f"({written}), not as a tool_calls entry)"
         )
+        print(_wrap(said, width))
         print(
-            f"{args.prog} doctor (same --base-url and --model) names the server-side fix; "
-            f"{args.prog} run --recover-text-tool-calls runs calls written as text"
+            _wrap(
+                f"{args.prog} doctor (same --base-url and --model) names the server-side fix; "
+                f"{args.prog} run --recover-text-tool-calls runs calls written as text",
+                width,
+            )
         )
         return 1
     if trace.outcome in ("NoToolCallingError", "OutputLimitError"):
-        print(printable(f"tool calling: no ({trace.error})"))
+        print(_wrap(printable(f"tool calling: no ({trace.error})"), width))
         return 1
     raise CommandError(trace.error, 1)
 
@@ -231,6 +254,9 @@ def cmd_run(args: Namespace) -> int:
 
 def _run(args: Namespace, stack: ExitStack) -> int:
     from ..loop import RunRequest
+    from .otlp import EXPORT_FAILED, check_otlp, send_otlp
+
+    check_otlp(getattr(args, "otlp", None))
 
     tools: tuple[Any, ...] = ()
     if args.demo_tools:
@@ -264,16 +290,20 @@ def _run(args: Namespace, stack: ExitStack) -> int:
         redact = client.redact
     # A trace with no reply in it (refused connection, 404) says nothing the error does not.
     if failure is None or _replied(trace):
-        print(trace.to_json(indent=2) if args.json else format_trace(trace, redact=redact))
-    sent = True
+        if args.json:
+            print(trace.to_json(indent=2))
+        else:
+            print(format_trace(trace, redact=redact, width=terminal_width()))
     if getattr(args, "otlp", None):
-        from .otlp import send_otlp
-
         sys.stdout.flush()
-        sent = send_otlp([trace], args.otlp)
+        if not send_otlp([trace], args.otlp):
+            # The run's own failure is still said; the exit status is the export's.
+            if failure is not None:
+                raise CommandError(str(failure), EXPORT_FAILED)
+            return EXPORT_FAILED
     if failure is not None:
         raise failure
-    return 0 if sent else 1
+    return 0
 
 
 def _not_ok(trace: Trace, prog: str) -> str:
@@ -306,9 +336,10 @@ def cmd_doctor(args: Namespace) -> int:
             error.kind in NO_EXCHANGE or error.status_code == 404
         ):
             raise explain(error, args, client)
-    print(
-        json.dumps(report.to_dict(), indent=2) if args.json else printable(describe_report(report))
-    )
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        print(fit_report(printable(describe_report(report)), terminal_width()))
     return 1 if foreign or not report.ok else 0
 
 
@@ -324,5 +355,12 @@ def cmd_models(args: Namespace) -> int:
     if not rows:
         print("rig-nb: the endpoint lists no models (its /models list is empty)", file=sys.stderr)
         return 0
-    print(format_table(rows, ["id", "owned_by"]))
+    # An id is what --model takes: never cut; owned_by is cut, or left out when it has
+    # no room (only an id longer than the terminal overflows it).
+    width = terminal_width()
+    whole = max(len(r["id"]) for r in rows)
+    columns = ["id", "owned_by"]
+    if width is not None and whole + 2 + 5 > width:
+        columns = ["id"]
+    print(format_table(rows, columns, width=width, cut_first=["owned_by"], floors={"id": whole}))
     return 0

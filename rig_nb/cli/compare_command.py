@@ -15,16 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError
 from ..wire import WIRES
+from .budget import check_budget, most_requests, planned_requests
 from .commands import NO_EXCHANGE, api_key
 from .hints import CommandError, explain, install, url_problem
+from .tables import compare_table_text, fit_columns, load_summary_rows, load_summary_text
 from .text import (
     COMPARE_COLUMNS,
     Progress,
     compare_table_rows,
-    format_table,
     plural,
     printable,
     terminal_width,
+    wrap,
 )
 
 if TYPE_CHECKING:
@@ -169,9 +171,26 @@ _LOAD_LEGEND = (
 )
 
 
+def _summary_text(summary: Any, sweep: bool, width: int | None) -> str:
+    """The summary within `width`: a sweep's one row per (endpoint, scenario, load), else
+    the scenario x endpoint matrix, endpoints side by side as many as fit."""
+    if sweep:
+        records = summary.astype(object).where(summary.notna(), None).to_dict("records")
+        return load_summary_text(load_summary_rows(records), width)
+    names = [str(c) for c in summary.columns]
+    rows = [
+        {"scenario": str(scenario), **{n: str(v) for n, v in zip(names, values, strict=True)}}
+        for scenario, values in zip(summary.index, summary.itertuples(index=False), strict=True)
+    ]
+    return fit_columns("scenario", names, rows, width)
+
+
 def cmd_compare(args: Namespace) -> int:
+    from .otlp import EXPORT_FAILED, check_otlp, send_otlp
+
     endpoints = read_endpoints(args.file, args.api_key_env)
     _check_outputs(args)
+    check_otlp(args.otlp)
     try:
         import pandas  # noqa: F401
     except ImportError:
@@ -185,6 +204,16 @@ def cmd_compare(args: Namespace) -> int:
         replace(s, thinking=args.thinking, reasoning_replay=args.reasoning_replay)
         for s in (EVALUATION_SCENARIOS if args.evaluation else DEFAULT_SCENARIOS)
     ]
+    per_set = sum(most_requests(s) for s in scenarios)
+    copies = sum(args.load)
+    check_budget(
+        "compare",
+        planned_requests(len(endpoints), scenarios, repeats=args.repeats, levels=args.load),
+        args.max_requests,
+        f"{plural(len(scenarios), 'scenario')} sending up to {per_set} x "
+        f"{plural(len(endpoints), 'endpoint')} x {plural(args.repeats, 'repeat')} x "
+        f"{plural(copies, 'copy')} at load {','.join(map(str, args.load))}",
+    )
 
     progress = Progress(sys.stderr) if sys.stderr.isatty() else None
     try:
@@ -210,9 +239,8 @@ def cmd_compare(args: Namespace) -> int:
         width = terminal_width()
         rows = frame.astype(object).where(frame.notna(), None).to_dict("records")
         sweep = is_sweep(args.load)
-        print(_LOAD_LEGEND if sweep else _LEGEND)
-        summary = summarize(frame)
-        print(printable(summary.to_string(line_width=width, index=not sweep)))
+        print(wrap(_LOAD_LEGEND if sweep else _LEGEND, width))
+        print(printable(_summary_text(summarize(frame), sweep, width)))
         print()
         table = compare_table_rows(rows)
         columns = COMPARE_COLUMNS
@@ -221,7 +249,7 @@ def cmd_compare(args: Namespace) -> int:
                 cells.update(load=str(row["load"]), copy=str(row["copy"]))
             at = columns.index("repeat") + 1
             columns = [*columns[:at], "load", "copy", *columns[at:]]
-        print(format_table(table, columns, width=width, cut_first=["error"]))
+        print(compare_table_text(table, columns, width))
     sys.stdout.flush()
     written = True  # each file is tried, whatever became of the one before
     if args.csv:
@@ -234,12 +262,11 @@ def cmd_compare(args: Namespace) -> int:
         written &= _write(
             "--traces", traces_n, args.traces, lambda: save_traces(traces, args.traces)
         )
-    if getattr(args, "otlp", None):
-        from .otlp import send_otlp
-
-        written &= send_otlp(traces, args.otlp)
+    exported = send_otlp(traces, args.otlp) if args.otlp else True
     _endpoint_hints(args, endpoints, frame)
     failed = int((frame["outcome"] != "ok").sum())
     if failed:
         print(f"rig-nb: {failed} of {plural(len(frame), 'run')} not ok", file=sys.stderr)
+    if not exported:  # its own status: the rows' 0/1 is not reused for it
+        return EXPORT_FAILED
     return 1 if failed or not written else 0

@@ -1,8 +1,10 @@
 """`--otlp URL` on run and compare: the traces sent to an OpenTelemetry collector.
 
-The URL is checked as the arguments are parsed (a usage error, exit 2, before any request);
-sending happens after the results are printed, and a failure is one line on stderr that
-names neither the URL nor a key (`rig_nb.report.export_otlp` redacts both).
+The URL is checked as the arguments are parsed, and `opentelemetry-proto` before the
+command sends any request (`check_otlp`: a usage error, exit 2); sending happens after
+the results are printed, and a failure is one line on stderr that names neither the
+URL nor a key (`rig_nb.report.export_otlp` redacts both) and exit `EXPORT_FAILED` (3),
+whatever the run's own 0/1 would have been (DESIGN, round 5).
 """
 
 from __future__ import annotations
@@ -14,14 +16,16 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..errors import BackendError
-from .hints import install
+from .hints import CommandError, install
 from .text import plural
 
 if TYPE_CHECKING:
     from ..trace import Trace
 
-__all__ = ["otlp_arg", "send_otlp"]
+__all__ = ["EXPORT_FAILED", "check_otlp", "otlp_arg", "send_otlp"]
 
+# The exit status of a command whose results were printed but whose --otlp export failed.
+EXPORT_FAILED = 3
 # The whole export's deadline: a collector that accepts and never answers ends here.
 DEADLINE_S = 10.0
 
@@ -50,6 +54,20 @@ def otlp_arg(p: argparse.ArgumentParser) -> None:
         "content) to the collector at URL, its full /v1/traces address: e.g. Phoenix at "
         "http://127.0.0.1:6006/v1/traces. Needs opentelemetry-proto",
     )
+
+
+def check_otlp(url: str | None) -> None:
+    """With `--otlp` given, a usage error (exit 2) unless opentelemetry-proto can be
+    imported: found before the run, not after its requests were sent."""
+    if not url:
+        return
+    try:
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2  # noqa: F401
+        from opentelemetry.proto.common.v1 import common_pb2  # noqa: F401
+        from opentelemetry.proto.resource.v1 import resource_pb2  # noqa: F401
+        from opentelemetry.proto.trace.v1 import trace_pb2  # noqa: F401
+    except ImportError:
+        raise CommandError(f"--otlp needs opentelemetry-proto: {install('otlp')}") from None
 
 
 def send_otlp(traces: Sequence[Trace], url: str) -> bool:

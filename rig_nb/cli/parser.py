@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from .. import __version__
 from ..wire import TOOL_CHOICES, WIRES
+from .budget import max_requests_arg
 from .otlp import otlp_arg
 from .text import invoked_as
 
@@ -290,7 +291,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "run",
         "run the tool loop once and print the trace",
         "Run the agent loop on one prompt and print its per-iteration trace. Exit 0: the run "
-        "ended in an answer (outcome ok); 1: it did not. " + model_names,
+        "ended in an answer (outcome ok); 1: it did not; 2: usage error; 3: the --otlp export "
+        "failed. " + model_names,
     )
     _endpoint_args(p, prog)
     p.add_argument("--prompt", required=True, help="the user message")
@@ -339,7 +341,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "Each [[endpoint]] table holds name, base_url, model and optionally api_key_env (the "
         "environment variable holding its key). " + model_names + " Prints the summary "
         "matrix, then one row per run. Exit 0: every run ok; 1: any run not ok; 2: usage "
-        "error. Needs pandas.",
+        "error (a run of more requests than --max-requests allows included); 3: the --otlp "
+        "export failed. Needs pandas.",
     )
     p.add_argument("file", metavar="ENDPOINTS.toml", help="the endpoints to compare")
     p.add_argument(
@@ -362,6 +365,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help="also run the structured output (response_format) and agentic scenarios",
     )
+    max_requests_arg(p)
     _reasoning_args(p)
     _key_arg(p, " to an endpoint whose table names no api_key_env")
     _timing_args(p)
@@ -379,7 +383,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "tool_choice auto; nothing run) and judge the reply's calls with BFCL's AST check. "
         "Prints cases ok per category and endpoint, then the misses by cause. The data "
         "comes from --data-dir or an installed bfcl-eval (pip install --no-deps "
-        "bfcl-eval==2026.3.23). Exit 0: every case ok; 1: any not ok; 2: usage error. "
+        "bfcl-eval==2026.3.23). Exit 0: every case ok; 1: any not ok; 2: usage error (more "
+        "requests than --max-requests allows included). "
         "Needs pandas. " + model_names,
     )
     p.add_argument(
@@ -405,6 +410,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p.add_argument(
         "--concurrency", type=_positive_int, default=4, help="requests in flight per endpoint"
     )
+    max_requests_arg(p)
     p.add_argument("--stream", action="store_true", help="stream every reply")
     _key_arg(p, " (with a file: to an endpoint whose table names no api_key_env)")
     _timing_args(p)

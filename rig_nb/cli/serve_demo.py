@@ -12,6 +12,7 @@ import threading
 from typing import Any
 
 from .hints import CommandError
+from .text import terminal_width, wrap
 
 __all__ = ["cmd_serve_demo"]
 
@@ -42,7 +43,7 @@ def cmd_serve_demo(args: argparse.Namespace) -> int:
     try:
         with server:
             print(f"demo endpoint: {server.base_url}", flush=True)
-            print(f"models: {', '.join(server.models)}", flush=True)
+            print(wrap(f"models: {', '.join(server.models)}", terminal_width()), flush=True)
             print("serving until Ctrl-C or SIGTERM", flush=True)
             # A lock wait in the main thread is interrupted by a signal whose handler raises.
             threading.Event().wait()

@@ -24,18 +24,24 @@ __all__ = [
     "COMPARE_COLUMNS",
     "DEMO_COLUMNS",
     "DEMO_LEGEND",
+    "SHORT_HEADERS",
+    "SHORT_MEANING",
     "Progress",
     "compare_table_rows",
     "demo_table_rows",
     "demo_table_text",
+    "fit_report",
     "fit_widths",
     "format_table",
     "format_trace",
     "invoked_as",
+    "line_width",
+    "natural_widths",
     "one_line",
     "plural",
     "printable",
     "terminal_width",
+    "wrap",
 ]
 
 DEMO_COLUMNS = [
@@ -78,13 +84,14 @@ _DEMO_KEPT_FIRST = [
     "latency",
 ]
 _DEMO_FLOOR = {"ending": 15, "shapes": 8, "leaks": 13, "answer": 20}
-_SHORT_HEADERS = {"iterations": "iter", "tool calls": "calls", "tokens in/out": "tokens"}
+# Short headers of the row columns, and what they stand for.
+SHORT_HEADERS = {"iterations": "iter", "tool calls": "calls", "tokens in/out": "tokens"}
 _SHORT_PROBE = {"tool call": "yes", "NoToolCallingError": "no", "OutputLimitError": "limit"}
 _PROBE_MEANING = (
     "probe: yes (a tool call came back), no (NoToolCallingError), limit (OutputLimitError), "
     "error (no reply)"
 )
-_SHORT_MEANING = {
+SHORT_MEANING = {
     "iterations": "iter: iterations",
     "tool calls": "calls: tool calls",
     "tokens in/out": "tokens: in/out",
@@ -105,7 +112,12 @@ COMPARE_COLUMNS = [
     "error",
 ]
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_PLURALS = {"persona": "personas", "iteration": "iterations", "tool call": "tool calls"}
+_PLURALS = {
+    "persona": "personas",
+    "iteration": "iterations",
+    "tool call": "tool calls",
+    "copy": "copies",
+}
 # A column cut to fit the terminal keeps at least two characters and the ellipsis.
 _MIN_CELL = 5
 _ELLIPSIS = "..."
@@ -269,15 +281,16 @@ def _cells(
     return cells
 
 
-def _natural(
+def natural_widths(
     rows: Sequence[Mapping[str, Any]], columns: Sequence[str], headers: Mapping[str, str] | None
 ) -> list[int]:
-    """Each column's width with every cell whole."""
+    """Each column's width with every cell whole (headed with `headers` where given)."""
     cells = _cells(rows, columns, headers)
     return [max(len(row[i]) for row in cells) for i in range(len(columns))]
 
 
-def _line_width(widths: Sequence[int]) -> int:
+def line_width(widths: Sequence[int]) -> int:
+    """A table line's length with these column widths and the separators between them."""
     return sum(widths) + len(_SEPARATOR) * (len(widths) - 1)
 
 
@@ -317,29 +330,29 @@ def demo_table_text(table: Sequence[Mapping[str, str]], width: int | None) -> st
     those left out. Every line but a table row wider than `width` is wrapped to it.
     """
     columns = DEMO_COLUMNS
-    natural = _natural(table, columns, None)
-    if width is None or _line_width(natural) <= width:
+    natural = natural_widths(table, columns, None)
+    if width is None or line_width(natural) <= width:
         return "\n".join([format_table(table, columns), _wrap(DEMO_LEGEND, width)])
-    short = _natural(table, columns, _SHORT_HEADERS)
+    short = natural_widths(table, columns, SHORT_HEADERS)
     answer = columns.index("answer")
-    if _line_width(short) - short[answer] + min(short[answer], _DEMO_FLOOR["answer"]) <= width:
+    if line_width(short) - short[answer] + min(short[answer], _DEMO_FLOOR["answer"]) <= width:
         text = format_table(
-            table, columns, width=width, cut_first=["answer"], headers=_SHORT_HEADERS
+            table, columns, width=width, cut_first=["answer"], headers=SHORT_HEADERS
         )
         meaning = [*_DEMO_MEANING.values(), *_shorts(columns), _DEMO_LAST]
         return "\n".join([text, _wrap("; ".join(meaning), width)])
     rows = [{**r, "probe": _SHORT_PROBE.get(r["probe"], "error")} for r in table]
-    need = dict(zip(columns, _natural(rows, columns, _SHORT_HEADERS), strict=True))
+    need = dict(zip(columns, natural_widths(rows, columns, SHORT_HEADERS), strict=True))
     floor = {c: min(w, _DEMO_FLOOR.get(c, w)) for c, w in need.items()}
     kept: list[str] = []
     for column in _DEMO_KEPT_FIRST:
-        narrowest = _line_width([*(floor[k] for k in kept), floor[column]])
+        narrowest = line_width([*(floor[k] for k in kept), floor[column]])
         if column in ("persona", "outcome") or narrowest <= width:
             kept.append(column)
     shown = [c for c in columns if c in kept]
     cut = [c for c in reversed(_DEMO_KEPT_FIRST) if c in _DEMO_FLOOR and c in shown]
     text = format_table(
-        rows, shown, width=width, cut_first=cut, headers=_SHORT_HEADERS, floors=_DEMO_FLOOR
+        rows, shown, width=width, cut_first=cut, headers=SHORT_HEADERS, floors=_DEMO_FLOOR
     )
     left_out = [c for c in columns if c not in kept]
     note = (
@@ -353,7 +366,7 @@ def demo_table_text(table: Sequence[Mapping[str, str]], width: int | None) -> st
 
 
 def _shorts(columns: Sequence[str]) -> list[str]:
-    return [_SHORT_MEANING[c] for c in _SHORT_MEANING if c in columns]
+    return [SHORT_MEANING[c] for c in SHORT_MEANING if c in columns]
 
 
 def _wrap(text: str, width: int | None) -> str:
@@ -423,16 +436,19 @@ def format_trace(
 
 # A trace line's own start: its indent and, on a text block's first line, the label.
 _LINE_START = re.compile(r" *(?:(?:raw|stripped|error|reasoning field \([^)]*\)): )?")
+# A doctor line's own start: an indented check name and its padding, or evidence/fix.
+_REPORT_START = re.compile(r"(?: +(?:(?:evidence|fix): |[A-Za-z0-9_:.-]+ +(?=\S))?)?")
 
 
-def _hang(line: str, width: int) -> str:
-    """`line` wrapped to `width`, continued under where its text starts (at most half-way)."""
+def _hang(line: str, width: int, start: re.Pattern[str] = _LINE_START) -> str:
+    """`line` wrapped to `width`, continued under where its text starts (at most half-way):
+    after the indent and what `start` matches there."""
     line = line.expandtabs()  # a terminal's tab stops: measured as the spaces they show
     if len(line) <= width:
         return line
     own = len(line) - len(line.lstrip(" "))
-    start = _LINE_START.match(line)
-    label_end = start.end() if start else own
+    match = start.match(line)
+    label_end = match.end() if match else own
     # A labelled line hangs under its text; a block's later line (indented past the
     # call and error lines) under itself; a summary, round or call line 4 further in.
     indent = label_end if label_end > own else own if own > 4 else own + 4
@@ -445,6 +461,19 @@ def _hang(line: str, width: int) -> str:
         expand_tabs=False,
         replace_whitespace=False,
     )
+
+
+def fit_report(text: str, width: int | None) -> str:
+    """`describe_report`'s text with each line wider than `width` wrapped, continued under
+    its verdict, evidence or fix (None: unchanged, for a pipe)."""
+    if width is None:
+        return text
+    return "\n".join(_hang(line, width, _REPORT_START) for line in text.split("\n"))
+
+
+def wrap(text: str, width: int | None) -> str:
+    """`text` wrapped to `width` columns (None: one line, for a pipe)."""
+    return _wrap(text, width)
 
 
 class Progress:

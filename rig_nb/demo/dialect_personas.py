@@ -45,8 +45,8 @@ class GptOssRawHarmony(Persona):
     finish_reason "stop" and no `tool_calls`.
 
     Demo run: ends `text_tool_calls` in the first round, outcome text_tool_calls; with
-    `recover_text_tool_calls=True` the calls run and it ends `answer` (the
-    analysis channel still in the text).
+    `recover_text_tool_calls=True` the calls run and it ends `answer`, outcome ok
+    (split_reasoning: the analysis is reasoning, the final message the answer).
     """
 
     name = "gpt-oss-raw-harmony"
@@ -76,7 +76,9 @@ class GptOssStrippedTokens(Persona):
     reads the calls, so they arrive in `tool_calls`, with the token-stripped
     analysis left in content beside them.
 
-    Demo run: ends `answer` (the reasoning glued to it, leak `harmony`), outcome ok.
+    Demo run: ends `answer`, outcome ok: split_reasoning splits the token-stripped form
+    as the tokened one (the analysis is reasoning, the text after `assistantfinal` the
+    answer); the content's leak is `harmony`.
     """
 
     name = "gpt-oss-stripped-tokens"

@@ -76,7 +76,8 @@ class Gemma4TextCalls(MarkupCalls):
     renders it). Without the family's parser the calls stay in content.
 
     Demo run: ends `text_tool_calls` in the first round, outcome text_tool_calls; with
-    `recover_text_tool_calls=True` the calls run and it ends `answer`.
+    `recover_text_tool_calls=True` the calls run and it ends `answer`, outcome `leaked`
+    (the thought channel stays in the answer).
     """
 
     name = "gemma4-text-calls"

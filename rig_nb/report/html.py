@@ -8,7 +8,9 @@ replies) goes through `rig_nb._html.esc`; long texts are cut as `rig_nb._html` c
 and one-line facts are previewed. Output is deterministic. pandas and `compare.summarize`
 are imported only for a DataFrame. A trace section's heading, its line and the line's
 colour say one outcome, the trace's or its compare row's: green only for "ok". No part of
-the page is wider than the window: a wide table scrolls inside its own box.
+the page is wider than the window: a wide table scrolls inside its own box. A load
+sweep's page has its load table and, as CompareView, the charts of `report.charts`
+(latency per cell; latency and throughput against load).
 """
 
 from __future__ import annotations
@@ -276,6 +278,11 @@ def _frame_html(frame: Any) -> tuple[str, str]:
     # pandas deep-copies attrs into every frame or column derived from this one (the traces
     # would be copied per column access): work on a view that has none.
     df = full = pd.DataFrame(frame, copy=False)
+    walls = frame.attrs.get("load_walls")
+    if isinstance(walls, dict):
+        # A sweep's wall times: tokens per second as `summarize(frame)` and CompareView
+        # give them (without, each group's slowest copy stands for its wall time).
+        df.attrs["load_walls"] = dict(walls)
     missing = [c for c in ("endpoint", "scenario", "outcome", "latency_s") if c not in df.columns]
     if missing:
         raise ValueError(f"not a compare DataFrame: no column {', '.join(map(repr, missing))}")
@@ -293,6 +300,8 @@ def _frame_html(frame: Any) -> tuple[str, str]:
             f"{esc(', '.join(map(str, dict.fromkeys(matrix['load']))))}.</p>",
             f'<h2>Load</h2><p class="muted">{_LOAD_NOTE}</p>',
             f'<div class="scroll">{load_table_html(matrix)}</div>',
+            # Latency and throughput against load, as CompareView draws them (charts.load_svg).
+            charts_html(df, matrix),
         ]
         return _rows_and_traces(full, traces, [by_group, *parts])
     counts: dict[tuple[Any, Any], list[int]] = {}

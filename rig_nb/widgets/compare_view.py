@@ -75,6 +75,11 @@ EXPLANATIONS: dict[str, str] = {
         "server's tool-call parser is off or does not know the model's format. "
         "recover_text_tool_calls=True runs them."
     ),
+    "leaked": (
+        "The run ended in an answer that still holds a leak dialect's reasoning or call markup "
+        "after strip_reasoning and split_reasoning (harmony channels, [THINK], <tool_call> ...): "
+        "the server's reasoning or tool parser is off or does not know the model's format."
+    ),
     "ValueError": "The base URL or the scenario was not usable.",
     "crossed_stream": (
         "Under load, this copy's reply carried another copy's nonce: the server mixed the "

@@ -59,7 +59,15 @@ DEMO_ROWS = [
         "none",
         "mistral-tool-calls",
     ),
-    ("smollm2-chatml-recorded", "NoToolCallingError", "ok", "answer", "none", "none"),
+    # It answers the weather without calling the tools: not ok (require_tool_call).
+    (
+        "smollm2-chatml-recorded",
+        "NoToolCallingError",
+        "NoToolCallingError",
+        "answer",
+        "none",
+        "none",
+    ),
     ("smollm2-recorded", "tool call", "IterationLimitError", "tool_calls", "none", "none"),
 ]
 DEMO_HEADER = ["persona", "probe", "outcome", "ending", "shapes", "leaks", "iterations"]
@@ -98,8 +106,9 @@ def test_demo_lists_every_persona(demo_out: str) -> None:
     assert list(table) == models
     assert list(next(iter(table.values())))[: len(DEMO_HEADER)] == DEMO_HEADER
     for persona, row in table.items():
-        # compare's outcome: no "ok" that is not an answer.
-        assert (row["outcome"] == "ok") == (row["ending"] == "answer"), persona
+        # compare's outcome: no "ok" that is not an answer made with the tools.
+        made = row["ending"] == "answer" and row["tool calls"] != "0"
+        assert (row["outcome"] == "ok") == (made and row["outcome"] != "leaked"), persona
         assert (row["answer"] == "-") == (row["outcome"] != "ok"), persona
 
 

@@ -12,6 +12,7 @@ from rig_nb import (
     BackendError,
     Client,
     decode_json_object,
+    split_reasoning,
 )
 from rig_nb.demo import (
     XSS_IMG,
@@ -200,7 +201,11 @@ def test_raw_harmony_is_channel_tokens_and_commentary_calls(demo_client: Client)
 def test_stripped_harmony_glues_channel_names_to_the_words(demo_client: Client) -> None:
     _, trace = loop(demo_client, "gpt-oss-stripped-tokens")
     assert all(it.raw_content.startswith("analysisOkay, ") for it in trace.iterations)
-    assert trace.iterations[-1].text.endswith("assistantfinal" + ANSWER)
+    last = trace.iterations[-1]
+    assert last.raw_content.endswith("assistantfinal" + ANSWER)
+    # split as the tokened form is: the analysis is reasoning, the final message the answer
+    assert (last.text, trace.outcome) == (ANSWER, "ok")
+    assert split_reasoning(last.raw_content)[0].startswith("Okay, ")
     assert len(trace.iterations[0].tool_calls) == 2  # the server's tool parser read them
 
 

@@ -98,3 +98,19 @@ def test_usage_errors_exit_2_in_one_line(
 def test_help_names_the_command() -> None:
     done = rig("bfcl", "--help")
     assert done.returncode == 0 and "--categories" in done.stdout and "BFCL" in done.stdout
+
+
+def test_a_run_past_max_requests_is_refused_before_any_request(
+    bfcl_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with DemoServer(stream_first_delay=0, stream_interval=0) as own:
+        endpoint = ("--base-url", own.base_url, "--model", "well-behaved")
+        cases = ("--categories", "simple_python,multiple", "--limit", "3")
+        data = ("--data-dir", str(bfcl_dir))
+        ran = cli(capsys, "bfcl", *endpoint, *cases, *data, "--max-requests", "5")
+        assert_one_line_error(ran, 2, "bfcl would send up to 6 model requests", "more than 5")
+        assert "6 cases x 1 endpoint" in ran.stderr and "--max-requests 6" in ran.stderr
+        assert own.requests == []
+        allowed = cli(capsys, "bfcl", *endpoint, *cases, *data, "--max-requests", "6")
+        assert allowed.returncode in (0, 1), allowed.stderr
+        assert sum(1 for r in own.requests if r.method == "POST") == 6

@@ -41,6 +41,12 @@ def thread_names() -> set[str]:
     }
 
 
+def left_behind(before: set[str]) -> set[str]:
+    """The threads alive now that were not alive at `before`: what the code under test left.
+    Threads of other tests that end meanwhile (compare's closer) do not count."""
+    return thread_names() - before
+
+
 @contextmanager
 def toy_http(*modes: str) -> Iterator[str]:
     """The toy server over streamable HTTP on 127.0.0.1: its MCP endpoint's URL."""

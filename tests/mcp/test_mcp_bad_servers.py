@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from mcp_servers import pid_gone, thread_names, toy
+from mcp_servers import left_behind, pid_gone, thread_names, toy
 
 from rig_nb import Client, RigError, RunRequest
 from rig_nb.mcp import McpTools
@@ -27,7 +27,7 @@ def test_a_command_that_does_not_exist() -> None:
         "MCP server 'rig-nb-no-such-server' failed to start: cannot run it: "
         "No such file or directory"
     )
-    assert thread_names() == before
+    assert left_behind(before) == set()
 
 
 def test_a_server_that_exits_at_start_names_its_last_stderr_line_redacted() -> None:
@@ -43,7 +43,7 @@ def test_a_server_that_exits_at_start_names_its_last_stderr_line_redacted() -> N
     assert message.endswith("its last stderr line: fatal: bad token [redacted]")
     assert secret not in message
     assert mcp.pid is not None and pid_gone(mcp.pid)
-    assert thread_names() == before
+    assert left_behind(before) == set()
 
 
 def test_a_server_that_never_answers_fails_within_the_timeout() -> None:
@@ -55,7 +55,7 @@ def test_a_server_that_never_answers_fails_within_the_timeout() -> None:
     assert time.monotonic() - started < 2 + 3  # the timeout, and the terminate that ends it
     assert "its last stderr line: starting, slowly" in info.value.message
     assert mcp.pid is not None and pid_gone(mcp.pid)
-    assert thread_names() == before
+    assert left_behind(before) == set()
 
 
 def test_a_server_that_dies_mid_call_is_a_tool_error_fed_back(demo_client: Client) -> None:
@@ -75,7 +75,7 @@ def test_a_server_that_dies_mid_call_is_a_tool_error_fed_back(demo_client: Clien
         with pytest.raises(RigError, match="exited with code 3"):
             by_name(mcp)["echo"]({"text": "after"})
     assert pid is not None and pid_gone(pid)
-    assert thread_names() == before
+    assert left_behind(before) == set()
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from mcp_servers import pid_gone, thread_names, toy, toy_http
+from mcp_servers import left_behind, pid_gone, thread_names, toy, toy_http
 
 from rig_nb import Client, RigError, RunRequest
 from rig_nb.compare import Endpoint, Scenario, compare_rows
@@ -108,9 +108,9 @@ def test_leaving_the_block_ends_the_process_and_every_thread() -> None:
         pid = mcp.pid
         assert pid is not None and not pid_gone(pid)
         assert int(by_name(mcp)["pid"]({})) == pid
-        assert thread_names() != before  # the loop's thread runs
+        assert left_behind(before)  # the loop's thread runs
     assert pid_gone(pid)
-    assert thread_names() == before
+    assert left_behind(before) == set()
     with pytest.raises(RigError, match="closed"):
         by_name(mcp)["echo"]({"text": "late"})
 
@@ -176,7 +176,7 @@ def test_streamable_http_against_an_sdk_server() -> None:
             assert by_name(mcp)["echo"]({"text": "over http"}) == "echo over http"
             with pytest.raises(RigError, match="failed on purpose"):
                 by_name(mcp)["fail"]({"reason": "x"})
-    assert thread_names() == before
+    assert left_behind(before) == set()
 
 
 def test_threads_started_stay_bounded_under_load(tools: McpTools) -> None:

@@ -9,7 +9,7 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
-from mcp_servers import everything_argv, pid_gone, thread_names
+from mcp_servers import everything_argv, left_behind, pid_gone, thread_names
 
 from rig_nb import Client, RunRequest
 from rig_nb.mcp import McpTools
@@ -55,4 +55,4 @@ def test_a_loop_calls_it_against_the_demo(demo_client: Client) -> None:
     assert [(c.name, c.result) for c in calls] == [("echo", "Echo: Lisbon")]
     assert result.trace.outcome == "ok" and "Echo: Lisbon" in result.text
     assert pid is not None and pid_gone(pid)
-    assert thread_names() == before
+    assert left_behind(before) == set()

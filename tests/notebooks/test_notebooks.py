@@ -8,7 +8,10 @@ back from their HTML), and the widgets' state as nbclient saves it.
 from __future__ import annotations
 
 import inspect
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
@@ -467,3 +470,31 @@ def test_runs_and_shows_what_it_says(
     stderr = [o.text for o in outputs(nb) if o.output_type == "stream" and o.name == "stderr"]
     assert stderr == []
     CHECKS_BY_NOTEBOOK[path.stem](nb, demo_personas)
+
+
+# The variables the README names for pointing the notebooks at your own server.
+README_VARIABLES = {"RIG_NB_BASE_URL", "RIG_NB_MODEL", "RIG_NB_API_KEY"}
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_reads_only_the_readme_variables(path: Path) -> None:
+    nb = read(path)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert set(re.findall(r"RIG_NB_[A-Z_]+", code)) <= README_VARIABLES
+
+
+def test_real_model_notebook_goes_live_on_the_readme_variables(demo: DemoServer) -> None:
+    """Notebook 05's setup cell, run with RIG_NB_BASE_URL and RIG_NB_MODEL set, takes the
+    live server from them (as the README says every notebook does)."""
+    setup = next(
+        c.source for c in read(NOTEBOOKS / "05-real-model.ipynb").cells if "LIVE_URL" in c.source
+    )
+    code = setup + "\nprint('->', LIVE_URL, LIVE_MODEL, LIVE_KEY)\ndemo.close()\n"
+    env = {**os.environ, "RIG_NB_BASE_URL": demo.base_url, "RIG_NB_MODEL": "well-behaved"}
+    env["RIG_NB_API_KEY"] = "k-123"
+    ran = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert f"-> {demo.base_url} well-behaved k-123" in ran.stdout
+    assert "live server: yes" in ran.stdout

@@ -24,7 +24,14 @@ CATEGORIES = ["simple_python", "irrelevance"]
 LIMIT = 25
 # A call to a one-function case is short; SmolLM2 at 2 cores writes about 30 tokens a second.
 BUDGET = 128
-ENDINGS = {"text_tool_calls", "tool_calls_in_reasoning", "reasoning_only", "empty", "length"}
+ENDINGS = {
+    "text_tool_calls",
+    "tool_calls_in_reasoning",
+    "reasoning_only",
+    "empty",
+    "length",
+    "leaked",
+}
 
 
 def test_bfcl_on_llama_server(hermes_tools_server: Proc) -> None:

@@ -21,7 +21,14 @@ from rig_nb.evals import bfcl_scenarios
 CATEGORIES = ["simple_python", "irrelevance"]
 LIMIT = 25
 BUDGET = 96
-ENDINGS = {"text_tool_calls", "tool_calls_in_reasoning", "reasoning_only", "empty", "length"}
+ENDINGS = {
+    "text_tool_calls",
+    "tool_calls_in_reasoning",
+    "reasoning_only",
+    "empty",
+    "length",
+    "leaked",
+}
 
 
 def test_bfcl_on_vllm(vllm: VllmServer) -> None:

@@ -3,7 +3,7 @@ reasoning parser), streamed and not.
 
 Replies are forced with `structured_outputs` through `extra_body` (forced.py), so each test
 knows what SmolLM2 wrote; what the client receives is the server's own parsing of it.
-tests/real/VLLM_NOTES.md has the wire view.
+tests/real/FINDINGS.md ("vLLM") has the wire view.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ the `vllm` advice checked against the flags this vLLM accepts.
 The report runs once (about 90 s here, 27 requests); the server decodes greedily
 (vllm_server.SERVER_ARGS), so each verdict is the same from run to run but concurrency's,
 which is a measured time. Verdicts rig_nb gets wrong on this server are strict xfails naming
-what is wrong: each turns into a failure (XPASS) once fixed. tests/real/VLLM_NOTES.md has
+what is wrong: each turns into a failure (XPASS) once fixed. tests/real/FINDINGS.md ("vLLM") has
 every verdict with its evidence.
 """
 

@@ -1,7 +1,7 @@
 """What a real vLLM refuses, as rig_nb reports it: the context error with vLLM's numbers, a
 `max_tokens` past the window, and a `structured_outputs` grammar it cannot compile.
 
-vLLM 0.32.0's words (tests/real/VLLM_NOTES.md): past the window, a 400 "This model's maximum
+vLLM 0.32.0's words (tests/real/FINDINGS.md ("vLLM")): past the window, a 400 "This model's maximum
 context length is 2048 tokens. However, your prompt contains at least 2049 input tokens, ...";
 max_tokens over the window, a 400 "max_tokens=5000 cannot be greater than max_model_len=2048.
 ..." (not a prompt that does not fit); a grammar it refuses, a 400 before any token when not

