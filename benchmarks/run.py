@@ -45,6 +45,7 @@ SECTIONS = {
     "pictures": "pictures_bench",
     "imports": "imports",
     "mcp": "mcp_bench",
+    "prefix": "prefix_break_bench",
 }
 # Their owners' scripts: `measure(samples)` only.
 SAMPLES_ONLY = {"dialects", "report"}

@@ -310,11 +310,14 @@ ITERATION_HEADER = ["#", "ending", "shape", "leaks", "text", "tool calls", "toke
 
 def iteration_cells(it: Iteration, reuse: float | None = None) -> list[str]:
     """The table row of one iteration, each long field previewed; `reuse` is its share of
-    the previous prompt the server reported cached (`Trace.prefix_reuse`)."""
+    the previous prompt the server reported cached (`Trace.prefix_reuse`), followed by the
+    iteration's `prefix_break` when it has one."""
     usage = Usage.of(it.usage)
     tokens = f"{usage.prompt_tokens}/{usage.completion_tokens}"
     if reuse is not None:
         tokens += f" {reuse:.0%}"
+    if it.prefix_break:
+        tokens += f" break: {it.prefix_break}"
     # An empty answer (a tool-call round) previews what was said instead, labelled.
     if it.text:
         shown = it.text

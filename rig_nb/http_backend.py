@@ -342,7 +342,7 @@ class HttpBackend:
     def chat(self, request: Request, *, retries: bool = True) -> Reply:
         """One request, not streamed: the wire's parsed reply."""
         wire = self.wire
-        body = wire.body(request)
+        body = wire.sent_body(request)
 
         def send() -> Reply:
             http = wire.post(self, body)
@@ -370,7 +370,7 @@ class HttpBackend:
         a failure is this one request's (the reader keeps what arrived).
         """
         wire = self.wire
-        body = wire.body(request)
+        body = wire.sent_body(request)
         received = False
 
         def chunks(http: Any) -> Iterator[bytes]:

@@ -9,6 +9,7 @@ last notification, in one place. A run whose conversation the server cut
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -23,9 +24,11 @@ from .content import (
 )
 from .dialects import DIALECTS, has_text_tool_calls, leak_dialects
 from .errors import RigError
+from .prefix import prefix_break
 from .trace import Iteration, ToolCallRecord, Trace
 from .usage import kept_count
 from .wire import Call, Reply, Request
+from .wire.sent import Sent
 
 if TYPE_CHECKING:
     from .backend import Backend
@@ -180,6 +183,21 @@ def _window_sent(client: Backend, request: Request) -> int | None:
     return window if isinstance(window, int) and "context_window" in client.wire.options else None
 
 
+def _note_break(
+    client: Backend,
+    body: Mapping[str, Any] | None,
+    request: Request,
+    it: Iteration,
+    trace: Trace,
+) -> None:
+    """`it.prefix_break` against the trace's previous request as sent (none for its first
+    iteration); this request becomes the one the next is measured against."""
+    now = Sent.of(body, request)
+    first = not trace.iterations or trace.iterations[0] is it
+    it.prefix_break = None if first else prefix_break(trace.last_sent, now, client.redact)
+    trace.last_sent = now
+
+
 def record_round(
     client: Backend,
     request: Request,
@@ -188,8 +206,20 @@ def record_round(
     *,
     retries: bool = True,
 ) -> Reply:
-    """Send `request`, record the reply (or what arrived of it) into `it`; raise on failure."""
+    """Send `request`, record the reply (or what arrived of it) into `it`; raise on failure.
+    `it.prefix_break` compares the request as sent with the previous iteration's."""
     it.streamed = request.stream
+    # The body as it went out and the request it was rendered from: a backend below the
+    # recorder may have sent another request than `request` (a wrapper's).
+    seen: list[tuple[Mapping[str, Any], Request]] = []
+    given = request.sent
+
+    def sent(body: Mapping[str, Any], rendered: Request) -> None:
+        seen.append((body, rendered))
+        if given is not None:
+            given(body, rendered)
+
+    request = dataclasses.replace(request, sent=sent)
     start = time.perf_counter()
     assembler = client.reader() if request.stream else None
     last_notice = start
@@ -208,10 +238,14 @@ def record_round(
             trace.notify()
 
     try:
-        if assembler is None:
-            reply = client.chat(request, retries=retries)
-        else:
-            reply = client.stream(request, assembler, on_event=on_event, retries=retries)
+        try:
+            if assembler is None:
+                reply = client.chat(request, retries=retries)
+            else:
+                reply = client.stream(request, assembler, on_event=on_event, retries=retries)
+        finally:
+            body, rendered = seen[-1] if seen else (None, request)
+            _note_break(client, body, rendered, it, trace)
     except BaseException:
         if assembler is not None:
             _fill(it, assembler.reply(), client.redact)  # what arrived before the failure

@@ -418,7 +418,7 @@ class ScriptedBackend:
 
     def _next(self, request: Request) -> Mapping[str, Any]:
         # The body as the chat wire renders it: what a test reads back.
-        self.bodies.append(WIRES["chat"].body(request))
+        self.bodies.append(WIRES["chat"].sent_body(request))
         if not self._script:
             raise BackendError("ai backend: script exhausted", kind="reply")
         return self._script.pop(0)

@@ -24,6 +24,8 @@ from .usage import kept_count as _count
 if TYPE_CHECKING:
     import pandas as pd
 
+    from .wire.sent import Sent
+
 __all__ = ["ENDINGS", "Iteration", "ToolCallRecord", "Trace", "Usage"]
 
 Listener = Callable[["Trace"], None]
@@ -118,6 +120,9 @@ class Iteration:
     server_timings: dict[str, float] = field(default_factory=dict)
     # The opaque signature of the reply's last thinking block ("" when none).
     reasoning_signature: str = ""
+    # Why this request as sent does not extend the previous iteration's, so a server's
+    # prefix cache could not reuse it (`rig_nb.prefix.prefix_break`); None when it only grew.
+    prefix_break: str | None = None
 
     @property
     def decode_tok_s(self) -> float | None:
@@ -151,6 +156,9 @@ class Trace:
         self._listeners: list[Listener] = []
         # What ended a failed run, in memory only (not a field: not saved, not compared).
         self.exception: BaseException | None = None
+        # The last request as sent, in memory only: the next iteration's prefix_break is
+        # measured against it.
+        self.last_sent: Sent | None = None
 
     def add_listener(self, listener: Listener) -> None:
         """Call `listener(trace)` each time the trace changes during a run."""
@@ -207,6 +215,12 @@ class Trace:
             shares.append(share)
             before = _count(it.usage.get("prompt_tokens"))
         return shares
+
+    @property
+    def prefix_breaks(self) -> list[str]:
+        """Each iteration's `prefix_break` that is set, in order: why a request as sent did
+        not extend the one before it (a server's prefix cache reuses only what it extends)."""
+        return [it.prefix_break for it in self.iterations if it.prefix_break is not None]
 
     def reasoning_shapes(self) -> list[str]:
         """Reasoning shapes seen over the run, in order, each once ("field": a reasoning field)."""

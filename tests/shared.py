@@ -41,6 +41,7 @@ CONTEXT_PERSONAS = [
     "ollama-truncates-silently",
     "llama-context-error",
     "cache-breaking-template",
+    "prefix-keyed-cache",
 ]
 LOAD_PERSONAS = ["crossed-streams"]
 SCHEMA_PERSONAS = ["schema-rejecting", "schema-fails-open", "args-as-string"]

@@ -200,6 +200,7 @@ SHARED = {
     "wire.readers",
     "wire.sse",
     "wire.ndjson",
+    "wire.sent",
 }
 SERVERS = ("demo", "testing")
 # Request and reply fields only a wire's own module reads or writes.

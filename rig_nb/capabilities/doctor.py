@@ -217,7 +217,7 @@ _SPECS: dict[str, _Spec] = {
     "thinking_switch": _Spec((), 2, _switch),
     "structured_output": _Spec((), 1, _structured),
     "context_window": _Spec((), 1, _window),
-    "prefix_cache": _Spec(("auto", "question"), 1, _prefix),
+    "prefix_cache": _Spec(("auto", "question"), 2, _prefix),
     "concurrency": _Spec((), 1 + CONCURRENT_PROBES, _concurrency),
     "tool_schemas": _Spec((), len(TOOL_SCHEMAS_FEATURES), _tool_schemas),
     "api_parity": _Spec(("question", "auto"), 2 * (len(WIRES) - 1), _parity),

@@ -16,28 +16,33 @@ kept)` when it answers with fewer prompt tokens than the window it was sent past
 `fits` when the window is larger than the doctor's bound (no request), `n/a` when no
 window is known or usage is not reported. `prefix_cache` continues a conversation the
 doctor already had (the tool_choice "auto" probe when it called the tool, else the
-question) by one turn and reads the cached tokens the server reports: `reused N of M`,
-`not reused` or `not reported`; on a server with a template route (llama.cpp), when less
-than turn 1's prompt was reused, that route names where turn 2's prompt stops extending
-turn 1's.
+question) by one turn, and by a third when turn 2 reused all of turn 1's prompt, and
+reads the cached tokens the server reports: `reused N of M`, `not reused` or `not
+reported`, for the first turn whose reuse fell. The evidence names the first break in the
+requests as sent (`Iteration.prefix_break`) or says they only grew; on a server with a
+template route (llama.cpp), that route names where the turn's prompt stops extending the
+one before.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import strict_json
 from ..errors import BackendError, Cancelled, RigError
+from ..prefix import first_difference
 from ..probe import PROBE_TOOL
-from ..record import record_one
+from ..record import finalizing, record_one, record_round
 from ..servers.base import window as stated_window
 from ..servers.ollama import DEFAULT_WINDOW
 from ..trace import Iteration, Trace
 from ..usage import kept_count as _count
-from ..wire import Call, Request, Turn, turns_of
+from ..wire import Call, Reply, Request, Turn, turns_of
 from ..wire.base import profile_of
+from ..wire.sent import Sent
 from ..wire.thinking import inline_reasoning
 from .thinking import apply_template
 
@@ -67,6 +72,8 @@ MARKER = "RIGNB-CONTEXT-MARKER-7431"
 # One token per word on the tokenizers seen (a space and a common short word).
 FILLER_WORD = "the"
 FOLLOW_UP = "Thank you. Now say it again in one short sentence."
+# The text echoed for a turn-2 reply with none (cut in its reasoning at the short budget).
+CUT_STAND_IN = "(cut short)"
 # Turn 2 is read for its usage, not its answer: a short budget keeps it quick.
 PREFIX_MAX_TOKENS = 16
 _VERSION_CHARS = 80
@@ -231,25 +238,23 @@ def _continued(it: Iteration) -> tuple[Turn, ...]:
 
 
 def template_break(
-    client: Backend, first: Request, second: Request, reasoning: str, route: str
+    client: Backend, first: Request, second: Request, reasoning: str, route: str, turn: int = 2
 ) -> str:
     """Where the server's template route (llama-server's `/apply-template`) renders `second`
-    no longer extending `first`, and whether `reasoning` (turn 1's) is missing from it; ""
-    when it cannot say."""
+    (turn `turn`) no longer extending `first` (the turn before), and whether `reasoning`
+    (the turn before's) is missing from it; "" when it cannot say."""
     try:
         one = apply_template(client, first, route)
         two = apply_template(client, second, route)
     except RigError:  # Cancelled too
         return ""
-    at = 0
-    limit = min(len(one), len(two))
-    while at < limit and one[at] == two[at]:
-        at += 1
+    at = first_difference(one, two)
     if at == len(one):
-        where = f"turn 2's prompt extends turn 1's whole ({len(one)} characters)"
+        where = f"turn {turn}'s prompt extends turn {turn - 1}'s whole ({len(one)} characters)"
     else:
         where = (
-            f"turn 2's prompt stops extending turn 1's at character {at} of {len(one)}: "
+            f"turn {turn}'s prompt stops extending turn {turn - 1}'s at character {at} of "
+            f"{len(one)}: "
             f"{one[at : at + 24]!r} became {two[at : at + 24]!r}"
         )
     if reasoning.strip() and reasoning.strip()[:200] not in two:
@@ -257,46 +262,130 @@ def template_break(
     return where
 
 
+def _echoed(turns: tuple[Turn, ...], it: Iteration, reply: Reply) -> tuple[Turn, ...]:
+    """Turn 2's turns, its reply echoed as the loop echoes it, and what comes next."""
+    whole = reply.finish_reason != "length" and all(c.id for c in reply.tool_calls)
+    calls = tuple(Call(c.id, c.name, c.arguments.strip() or "{}") for c in reply.tool_calls)
+    replayed = it.reasoning_content and it.reasoning_field in ("reasoning_content", "reasoning")
+    # Turn 3 is read for how much of turn 2's prompt was reused, which the reply does not
+    # change: a reply cut in its reasoning at the doctor's budget goes back with a stand-in.
+    echoed = Turn(
+        "assistant",
+        it.text or (CUT_STAND_IN if not (whole and calls) else ""),
+        reasoning=it.reasoning_content if replayed else "",
+        reasoning_field=it.reasoning_field if replayed else "",
+        calls=calls if whole else (),
+    )
+    if whole and calls:
+        results = tuple(Turn("tool", "pong", call_id=c.id, name=c.name) for c in calls)
+        return (*turns, echoed, *results)
+    return (*turns, echoed, Turn("user", FOLLOW_UP))
+
+
+def _sent_turn(
+    client: Backend, trace: Trace, request: Request, index: int
+) -> tuple[Iteration, Reply | None]:
+    """One more turn of the check's conversation, recorded on `trace` (no retries)."""
+    it = Iteration(index=index, messages=request.messages())
+    trace.iterations.append(it)
+    try:
+        with finalizing(trace):
+            return it, record_round(client, request, it, trace, retries=False)
+    except RigError:
+        return it, None
+
+
+def _reuse(before: int, cached: int | None) -> str:
+    if cached is None:
+        return "not reported"
+    return "not reused" if cached == 0 else f"reused {cached} of {before}"
+
+
 def prefix_cache_check(
     client: Backend, model: str, server: Server | str, probe: Trace, question: Trace
 ) -> Found:
-    """(name, verdict, evidence, advice, trace) of `prefix_cache`: one request, and on a
-    server with a template route (llama.cpp) two requests there when less than turn 1's
-    prompt was reused."""
+    """(name, verdict, evidence, advice, trace) of `prefix_cache`: the conversation the
+    doctor had (turn 1) continued by one turn, and by a third when turn 2 reused all of turn
+    1's prompt (a template that re-renders earlier reasoning away breaks the prefix only
+    from turn 3: issue 45); at most two requests, and on a server with a template route
+    (llama.cpp) two requests there when reuse fell.
+
+    The verdict reads the first turn whose reuse fell (turn 2 when none did): `reused N of
+    M` (N cached of the M prompt tokens the turn before sent), `not reused`, `not reported`.
+    Reuse fell at turn 2 when less than turn 1's prompt was cached, at turn 3 when turn 3
+    cached no more than turn 2 did (nothing turn 2 added was reused: a cache that keeps
+    blocks, vLLM's 16 tokens, still grows). The evidence names the first break in the
+    requests as sent (`Iteration.prefix_break`), or says they only grew."""
     name = "prefix_cache"
     first = _turn_one(probe, question)
     if first is None:
         return name, "n/a", "no earlier reply with usage to continue", "", None
     spec = (PROBE_TOOL,) if first.tool_calls else ()
     choice = probe.settings.get("tool_choice", "auto") if spec else None
+    trace = Trace(settings={"kind": "prefix_cache", "max_tokens": PREFIX_MAX_TOKENS})
+    trace.model, trace.endpoint = model, client.endpoint
+    turns = turns_of(first.messages)
+    opening = Request(model, turns, PREFIX_MAX_TOKENS, tools=spec, tool_choice=choice)
+    trace.iterations.append(dataclasses.replace(first, index=0, tool_calls=list(first.tool_calls)))
+    # Turn 1 as its request went out (its trace keeps it in memory; else rendered again, not
+    # sent): turn 2 is measured on it.
+    had = next((t for t in (probe, question) if t.iterations and t.iterations[-1] is first), None)
+    before_sent = had.last_sent if had is not None else None
+    trace.last_sent = before_sent or Sent.of(client.wire.body(opening), opening)
     request = Request(model, _continued(first), PREFIX_MAX_TOKENS, tools=spec, tool_choice=choice)
-    settings = {"kind": "prefix_cache", "max_tokens": PREFIX_MAX_TOKENS}
-    trace, _ = record_one(client, request, settings)
-    it = trace.iterations[-1]
+    second, reply = _sent_turn(client, trace, request, 1)
     if trace.exception is not None:
         return name, _status(trace.exception), _cut(client.redact(trace.error)), "", trace
     before = _count(first.usage.get("prompt_tokens")) or 0
-    cached = _count(it.usage.get("cached_tokens"))
-    if cached is None:
-        verdict = "not reported"
-    elif cached == 0:
-        verdict = "not reused"
-    else:
-        verdict = f"reused {cached} of {before}"
-    evidence = f"turn 1: {before} prompt tokens; turn 2: {_count(it.usage.get('prompt_tokens'))}"
-    evidence += f" prompt tokens, {cached if cached is not None else 'no'} cached"
-    broke = False
+    cached = _count(second.usage.get("cached_tokens"))
+    prompt = _count(second.usage.get("prompt_tokens"))
+    evidence = f"turn 1: {before} prompt tokens; turn 2: {prompt} prompt tokens, "
+    evidence += f"{cached if cached is not None else 'no'} cached"
+    verdict, fell, pair = _reuse(before, cached), 0, (opening, request)
+    if cached is not None and cached < before:
+        fell = 2
+    if not fell and cached and prompt and reply is not None:
+        follow = _echoed(request.turns, second, reply)
+        third_request = Request(model, follow, PREFIX_MAX_TOKENS, tools=spec, tool_choice=choice)
+        third, _ = _sent_turn(client, trace, third_request, 2)
+        if trace.exception is None:
+            cached3 = _count(third.usage.get("cached_tokens"))
+            evidence += f"; turn 3: {_count(third.usage.get('prompt_tokens'))} prompt tokens, "
+            evidence += f"{cached3 if cached3 is not None else 'no'} cached"
+            if cached3 is not None and cached3 < prompt and cached3 <= cached:
+                verdict, fell, pair = _reuse(prompt, cached3), 3, (request, third_request)
+        else:
+            evidence += f"; turn 3: {_cut(client.redact(trace.error), 80)}"
+    # A break in the requests as sent is the cause wherever reuse fell.
+    named = trace.iterations[fell - 1].prefix_break if fell else None
+    broke = bool(named)
+    if fell:
+        evidence += f"; reuse fell at turn {fell}: " + (
+            f"first break: {named}"
+            if named
+            else "the requests as sent only grew (the server rendered them differently)"
+        )
     route = profile_of(server).template_route
-    if route and cached is not None and cached < before:
-        first_body = Request(model, turns_of(first.messages), 1, tools=spec, tool_choice=choice)
-        second_body = Request(model, request.turns, 1, tools=spec, tool_choice=choice)
-        reasoning = first.reasoning_content or inline_reasoning(first.raw_content, first.text)
-        said = template_break(client, first_body, second_body, reasoning, route)
+    if route and fell:
+        reasoning = _reasoning_of(trace.iterations[fell - 2])
+        said = template_break(
+            client, _one_token(pair[0]), _one_token(pair[1]), reasoning, route, fell
+        )
         evidence += f"; {route}: {said}" if said else ""
-        broke = "stops extending" in said
-    partial = broke or (cached is not None and 0 < cached < before // 2)
+        broke = broke or "stops extending" in said
+    partial = broke or fell == 3 or (cached is not None and 0 < cached < before // 2)
     fix = long_context_advice(server, name, "not reused" if partial else verdict)
-    return name, verdict, _cut(client.redact(evidence), 320), fix, trace
+    return name, verdict, _cut(client.redact(evidence), 480), fix, trace
+
+
+def _one_token(request: Request) -> Request:
+    return Request(
+        request.model, request.turns, 1, tools=request.tools, tool_choice=request.tool_choice
+    )
+
+
+def _reasoning_of(it: Iteration) -> str:
+    return it.reasoning_content or inline_reasoning(it.raw_content, it.text)
 
 
 def long_context_checks(

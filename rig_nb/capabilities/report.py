@@ -57,6 +57,9 @@ def verdict_ok(name: str, verdict: str, advice: str = "") -> bool | None:
     if verdict.startswith("error "):  # the check's own request failed: nothing was judged
         return False if name == "tool_choice_auto" else None
     good, bad = _JUDGED.get(name, ((), ()))
+    if name == "prefix_cache" and verdict.startswith("reused") and advice:
+        # Reuse that fell (a template that re-renders the history) is bad news (issue 45).
+        return False
     if any(verdict.startswith(g) for g in good):
         return True
     if name == "reasoning_replay" and verdict == "ignored":

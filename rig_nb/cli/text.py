@@ -408,6 +408,8 @@ def format_trace(
         usage = f"{counts.prompt_tokens}/{counts.completion_tokens}"
         leaks = f"  leaks={','.join(it.leaks)}" if it.leaks else ""
         cached = f"  reused={reuse:.0%}" if reuse is not None else ""
+        if it.prefix_break:
+            cached += f"  break={redact(it.prefix_break)}"
         cut = "  CONTEXT CUT" if it.context_cut else ""
         lines.append(
             f"  #{it.index}  finish={it.finish_reason or '-'}  ending={it.ending or '-'}  "

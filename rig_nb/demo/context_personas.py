@@ -10,6 +10,7 @@ tools=demo_tools())`) ends on it, and what the long-conversation run of the note
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -172,7 +173,8 @@ class LlamaContextError(Persona):
         # Every request before the last turn's is a prefix of this one: cached but the newest.
         messages = request.get("messages") or []
         newest = _words(messages[-1]) if messages and isinstance(messages[-1], dict) else 0
-        cached = max(0, turn.prompt_tokens - newest) if turn.rounds else 0
+        continued = any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages)
+        cached = max(0, turn.prompt_tokens - newest) if continued else 0
         completion = body["usage"]["completion_tokens"]
         body["timings"] = {
             "cache_n": cached,
@@ -229,9 +231,88 @@ class CacheBreakingTemplate(Persona):
         return body
 
 
+def _prompt_words(request: Mapping[str, Any]) -> list[str]:
+    """The request as a server's prompt, word by word: the tools, the system prompt (the
+    Messages wire's `system` too, blocks or text) and every message in order."""
+    words = json.dumps(request.get("tools") or [], sort_keys=True).split()
+    system = request.get("system")
+    if isinstance(system, list):
+        system = " ".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
+    words += str(system or "").split()
+    for m in request.get("messages") or []:
+        if isinstance(m, dict):
+            words += [f"<{m.get('role')}>", *_text(m).split()]
+            words += json.dumps(m.get("tool_calls") or [], sort_keys=True).split()
+    return words
+
+
+class PrefixKeyedCache(Persona):
+    """A server whose prefix cache reuses earlier prompts word for word, as vLLM's automatic
+    prefix caching and SGLang's radix cache do: `cached_tokens` is the most words this
+    prompt shares from its start with an earlier prompt of the same conversation (keyed
+    by its first user message). A system prompt that changes every request (Claude Code's
+    attribution nonce, anthropics/claude-code#68900) leaves only what precedes the change
+    cached. A prompt seen before is answered as the first time (the demo's replies are
+    deterministic).
+
+    Demo run: ends `answer` after two tool rounds, outcome ok; `Trace.prefix_reuse` is
+    1.0 from the second iteration while the requests only grow.
+    """
+
+    name = "prefix-keyed-cache"
+    owned_by = "vllm"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: dict[str, dict[tuple[str, ...], int]] = {}
+
+    def _cached(self, key: str, words: tuple[str, ...]) -> int:
+        with self._lock:
+            prompts = self._seen.setdefault(key, {})
+            if words not in prompts:
+                prompts[words] = max((_shared(words, p) for p in prompts), default=0)
+                if len(prompts) > _PROMPTS_KEPT:  # the oldest prompt goes
+                    prompts.pop(next(iter(prompts)))
+            if len(self._seen) > _CONVERSATIONS_KEPT:
+                self._seen.pop(next(iter(self._seen)))
+            return prompts[words]
+
+    def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Response | Stream:
+        turn = Heard.parse(request)
+        body = self.finish(turn, _diligent(turn))
+        words = tuple(_prompt_words(request))
+        messages = request.get("messages") or []
+        users = [_text(m) for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+        body["usage"]["prompt_tokens"] = len(words)
+        body["usage"]["total_tokens"] = len(words) + body["usage"]["completion_tokens"]
+        cached = self._cached(users[0] if users else "", words)
+        body["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
+        return body
+
+
+def _shared(one: tuple[str, ...], two: tuple[str, ...]) -> int:
+    """How many words `one` and `two` share from their start."""
+    n = 0
+    for a, b in zip(one, two, strict=False):
+        if a != b:
+            break
+        n += 1
+    return n
+
+
+# What `prefix-keyed-cache` remembers: conversations, and prompts in each, oldest first.
+_CONVERSATIONS_KEPT = 64
+_PROMPTS_KEPT = 32
+
+
 def context_personas() -> list[Persona]:
     """The long-conversation personas, in the order the demo lists them."""
-    return [OllamaTruncatesSilently(), LlamaContextError(), CacheBreakingTemplate()]
+    return [
+        OllamaTruncatesSilently(),
+        LlamaContextError(),
+        CacheBreakingTemplate(),
+        PrefixKeyedCache(),
+    ]
 
 
 def metadata_route(

@@ -73,7 +73,8 @@ LEGEND = (
     "content. ending: how the turn ended (answer, tool_calls, reasoning_only, "
     "text_tool_calls, length, length_in_reasoning, empty, error); cut: the server dropped "
     "part of the prompt. tokens: prompt/completion, then the share of the previous prompt "
-    "the server reused from its cache."
+    "the server reused from its cache, and why this request did not extend the previous one "
+    "(the prefix break) when it did not."
 )
 
 
@@ -128,6 +129,7 @@ def _signature(it: Iteration) -> tuple[Any, ...]:
         len(it.messages),
         it.latency_s,
         calls,
+        it.prefix_break,
     )
 
 
@@ -183,6 +185,9 @@ def iteration_detail_html(it: Iteration) -> str:
         ]
         styles = [["white-space:pre-wrap;word-break:break-word"] * len(_TOOL_HEADER) for _ in rows]
         parts += [f"<b>Tool calls</b> ({len(rows)})", table_html(_TOOL_HEADER, rows, styles)]
+    if it.prefix_break:
+        parts += ["<b>Prefix break</b> (why the server could not reuse its cache)"]
+        parts.append(pre(it.prefix_break))
     if it.error:
         parts += ["<b>Error</b>", pre(it.error)]
     return '<div style="padding:2px 0 10px;line-height:1.4">' + "<br>".join(parts) + "</div>"

@@ -180,6 +180,15 @@ class Wire:
         """A fresh reader for one stream of this wire."""
         return self.reader_type()
 
+    def sent_body(self, request: Request) -> dict[str, Any]:
+        """`request` as this wire's body, as a backend sends it: `request.sent` (the
+        recorder's, `Iteration.prefix_break`) sees that body and `request` once, whatever
+        `body` made of it."""
+        body = self.body(request)
+        if request.sent is not None:
+            request.sent(body, request)
+        return body
+
     def read_stream(
         self,
         chunks: Iterable[bytes],

@@ -22,9 +22,9 @@ from rig_nb.wire import Reply as WireReply
 def test_every_check_is_there_within_the_request_budget() -> None:
     report, requests = report_of(FakeServer())
     assert [c.name for c in report.checks] == list(CHECKS)
-    # The model list and 14 + prefix_cache 1 (no window known here: context_window sends
+    # The model list and 14 + prefix_cache 2 (no window known here: context_window sends
     # nothing) + concurrency 4 + tool_schemas 6 + api_parity 2 for each other wire.
-    assert len(requests) <= 1 + 14 + 1 + 4 + 6 + 2 * (len(WIRES) - 1)
+    assert len(requests) <= 1 + 14 + 2 + 4 + 6 + 2 * (len(WIRES) - 1)
     assert report.model == "m"
     verdicts = {c.name: c.verdict for c in report.checks}
     assert verdicts.pop("concurrency").startswith("parallel (")  # an instant server

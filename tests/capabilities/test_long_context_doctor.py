@@ -36,9 +36,9 @@ LONG = RunRequest(
 )
 # DESIGN's bound: the model list, the metadata routes, and at most 18 model requests.
 # DESIGN's 18 (round 3's 14, context_window 1, prefix_cache 1, and api_parity's 2 over
-# the Responses wire), then concurrency's four at once and api_parity's 2 over each wire
-# beyond chat and responses.
-MODEL_REQUESTS = 18 + CONCURRENT_PROBES + 2 * (len(WIRES) - 2) + CHECKS["tool_schemas"]
+# the Responses wire), then concurrency's four at once, api_parity's 2 over each wire
+# beyond chat and responses, prefix_cache's third turn (issue 45) and tool_schemas' six.
+MODEL_REQUESTS = 18 + CONCURRENT_PROBES + 2 * (len(WIRES) - 2) + 1 + CHECKS["tool_schemas"]
 
 
 def _model_requests(requests: list[RecordedRequest]) -> int:
@@ -195,6 +195,8 @@ class LlamaLike(LoopbackServer):
         else:
             reply = chat_reply("pong", usage=usage)
         cached = self.cache_n if "assistant" in roles else 0
+        if self.keep and roles.count("assistant") > 1:
+            cached = tokens - 80  # a template that keeps the prefix: all but the two newest
         reply["timings"] = {"cache_n": cached, "prompt_n": tokens - cached, "predicted_n": 5}
         return streamed(reply) if body.get("stream") else reply
 

@@ -93,6 +93,7 @@ DEMO_RUNS = [
     Run("ollama-truncates-silently", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     Run("llama-context-error", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     Run("cache-breaking-template", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("prefix-keyed-cache", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     Run("crossed-streams", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     # The demo's tools hold no $ref, pattern, format, enum or object argument.
     Run("schema-rejecting", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),

@@ -277,6 +277,22 @@ def check_long_conversation(nb: Any) -> None:
     assert "error at 2048 tokens" in told and "context window 2048 tokens" in told
 
 
+def check_prefix_break(nb: Any) -> None:
+    """Notebook 03's section "Why the cache broke": the nonce named where reuse falls, and the
+    doctor's prefix_cache catching cache-breaking-template at turn 3 (issues 42 and 45)."""
+    runs = {r["run"]: r for r in frame(cell_outputs(nb, "cache_runs = {"))}
+    steady, nonce = runs["as the loop sends it"], runs["a nonce per request"]
+    assert (steady["outcome"], nonce["outcome"]) == ("ok", "ok")
+    assert steady["prefix reuse per turn"] == "- 100% 100% 100% 100%"
+    assert (steady["breaks"], steady["first break"]) == ("0", "-")
+    assert "100%" not in nonce["prefix reuse per turn"] and nonce["breaks"] == "4"
+    assert nonce["first break"].startswith("system changed at char 71: '")
+    assert any("break: system changed at char 71" in v for v in widget_values(nb))
+    told = printed(cell_outputs(nb, 'for name in ("context_window", "prefix_cache")'))
+    assert "prefix_cache: reused 43 of 44" in told
+    assert "reuse fell at turn 3: the requests as sent only grew" in told
+
+
 def check_leaks(nb: Any, personas: dict[str, Any]) -> None:
     described = frame(cell_outputs(nb, '"what it reproduces"'))
     assert column(described, "persona") == list(personas)
@@ -338,6 +354,7 @@ def check_leaks(nb: Any, personas: dict[str, Any]) -> None:
     assert doctor["honors-thinking-switch", "thinking_switch"] == "honored"
     assert doctor["ignores-thinking-switch", "thinking_switch"] == "ignored"
     check_long_conversation(nb)
+    check_prefix_break(nb)
     assert '{"country": "France", "capital": "Paris"}' in column(decoded, "decode_json_object")
     assert "TextareaModel" in widget_models(nb)  # LeakLab
     state = nb.metadata["widgets"][WIDGET_STATE]["state"].values()

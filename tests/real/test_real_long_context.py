@@ -131,7 +131,8 @@ def test_a_plain_template_extends_the_cached_prefix(plain: Proc) -> None:
             client, MODEL, "llama.cpp", Trace(), first
         )
     assert second is not None
-    one, two = first.iterations[0], second.iterations[0]
+    # The check's trace holds the conversation: turn 1 (the one given), turn 2, turn 3.
+    one, two = first.iterations[0], second.iterations[1]
     before, cached = one.usage["prompt_tokens"], two.usage["cached_tokens"]
     assert two.server_timings["cached_tokens"] == cached  # timings.cache_n
     assert cached >= before and verdict == f"reused {cached} of {before}"
@@ -152,7 +153,7 @@ def test_a_qwen3_style_template_breaks_the_prefix_and_apply_template_says_where(
         )
     assert second is not None
     before = first.iterations[0].usage["prompt_tokens"]
-    cached = second.iterations[0].usage["cached_tokens"]
+    cached = second.iterations[1].usage["cached_tokens"]
     assert 0 < cached < before and verdict == f"reused {cached} of {before}"
     assert "stops extending turn 1's at character" in evidence
     assert "'<think>\\n' became 'Paris." in evidence
