@@ -10,7 +10,7 @@ shape for every wire (`Turn.as_message`).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -133,7 +133,9 @@ class Request:
 
     `extra` is the caller's extra_body with the wire's thinking fields merged under it
     (what goes out beside the fields the wire renders); `options` are settings only
-    some wires send (`context_window` is Ollama's `num_ctx`).
+    some wires send (`context_window` is Ollama's `num_ctx`). `shape`, when set, is
+    applied to the body the wire rendered (`Wire.body`): how an agent client reshapes it
+    (`rig_nb.clients`); the wire itself knows no client.
     """
 
     model: str
@@ -146,6 +148,9 @@ class Request:
     extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     response_format: Mapping[str, Any] | None = None
     options: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    shape: Callable[[dict[str, Any], Request], dict[str, Any]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     def messages(self) -> list[dict[str, Any]]:
         """The turns as the trace records them."""
