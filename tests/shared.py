@@ -43,6 +43,7 @@ CONTEXT_PERSONAS = [
     "cache-breaking-template",
 ]
 LOAD_PERSONAS = ["crossed-streams"]
+CLIENT_PERSONAS = ["custom-tool-rejecting", "system-turn-rejecting"]
 PERSONAS = [
     "well-behaved",
     "qwen3-no-parser",
@@ -59,6 +60,7 @@ PERSONAS = [
     *EVALUATION_PERSONAS,
     *CONTEXT_PERSONAS,
     *LOAD_PERSONAS,
+    *CLIENT_PERSONAS,
     "llama-server-deepseek-recorded",
     "llama-server-none-recorded",
     "llama-server-skip-recorded",

@@ -27,11 +27,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._boundary import CancelFlag, Progress, request_scope
+from ..clients import CLIENTS
 from ..errors import BackendError, Cancelled, RigError
 from ..servers import Models, entry_for, guess_server, profile, server_of_models
 from ..trace import Trace
 from ..wire import WIRES
 from .advice import advice
+from .agent_clients import AGENT_CLIENT_REQUESTS, agent_clients_check
 from .api_parity import api_parity
 from .concurrency import CONCURRENT_PROBES, concurrency_check
 from .long_context import context_window_check, prefix_cache_check, server_facts
@@ -168,6 +170,10 @@ def _concurrency(asked: Asked) -> Found:
     return concurrency_check(asked.client, asked.model, asked.server)
 
 
+def _agent_clients(asked: Asked) -> Found:
+    return agent_clients_check(asked.client, asked.model, asked.server, stream=asked.stream)
+
+
 def _parity(asked: Asked) -> Found:
     model = asked.model
     verdict, evidence, fix, trace = api_parity(
@@ -203,6 +209,7 @@ _SPECS: dict[str, _Spec] = {
     "context_window": _Spec((), 1, _window),
     "prefix_cache": _Spec(("auto", "question"), 1, _prefix),
     "concurrency": _Spec((), 1 + CONCURRENT_PROBES, _concurrency),
+    "agent_clients": _Spec((), AGENT_CLIENT_REQUESTS * len(CLIENTS), _agent_clients),
     "api_parity": _Spec(("question", "auto"), 2 * (len(WIRES) - 1), _parity),
 }
 

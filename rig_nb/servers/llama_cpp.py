@@ -132,5 +132,13 @@ LLAMA_CPP = BASE.derive(
         "api_parity:messages": "llama-server converts /v1/messages to chat internally, and older "
         'builds ignore thinking: {"type": "disabled"} (llama.cpp PR#21470): prefer the wire '
         "whose row is clean, or update llama-server",
+        "agent_clients:codex": "llama-server refuses a tool whose type is not function "
+        "(\"'type' of tool must be 'function'\", openai/codex#10635; Codex sends apply_patch "
+        "as a custom tool): update llama.cpp to a build that skips such tools "
+        "(ggml-org/llama.cpp#23041)",
+        "agent_clients:claude-code": "this llama-server refused Claude Code's Messages request "
+        "(a system turn inside messages, text blocks with cache_control): update llama.cpp; "
+        "its per-request cch nonce also breaks the prompt cache every turn "
+        "(ggml-org/llama.cpp#20623)",
     },
 )

@@ -45,5 +45,9 @@ LM_STUDIO = BASE.derive(
         "JSON from reasoning_content",
         "context_window": "load the model with a larger context length in LM Studio (its "
         "overflow policy otherwise cuts or garbles the conversation, lmstudio-bug-tracker#1806)",
+        "agent_clients:claude-code": "LM Studio's /v1/messages refuses a system turn inside "
+        "messages (Claude Code 2.1.154 and later, as vllm-project/vllm#44000 and "
+        "ollama/ollama#16372 report for vLLM and Ollama): update LM Studio, or pin Claude "
+        "Code below 2.1.154",
     },
 )

@@ -117,5 +117,11 @@ OLLAMA = BASE.derive(
         "num_ctx and drops the oldest without a word (ollama#18107): ",
         "prefix_cache": "Ollama reuses its cache only for the same prefix: keep the system "
         "prompt fixed and num_ctx large enough that nothing is shifted out",
+        "agent_clients:claude-code": "Ollama's Anthropic layer refuses a system turn inside "
+        "messages (Claude Code 2.1.154 and later: ollama/ollama#16372), and Claude Code's "
+        "per-request cch nonce in its first system block defeats the prompt cache "
+        "(ollama/ollama#14918): update Ollama, or pin Claude Code below 2.1.154",
+        "agent_clients:codex": "Ollama refused Codex's Responses request (a custom apply_patch "
+        "tool, items replayed without id): update Ollama, or run Codex over chat",
     },
 )

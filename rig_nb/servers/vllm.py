@@ -85,5 +85,11 @@ VLLM = BASE.derive(
         "api_parity:responses": "vLLM's Responses route parses reasoning and tool calls apart "
         "from chat (vllm#36435, vllm#43395): start it with the same --reasoning-parser and "
         "--tool-call-parser, and prefer the wire whose row is clean",
+        "agent_clients:claude-code": "vLLM before 0.23 refuses a system turn inside messages "
+        "on /v1/messages (Claude Code 2.1.154 and later send one: vllm-project/vllm#44000): "
+        "update vLLM, or put a proxy in front that merges such turns into system",
+        "agent_clients:codex": "this vLLM refused Codex's Responses request (a custom "
+        "apply_patch tool, items replayed without id: openai/codex#10635, openai/codex#12669): "
+        "update vLLM, or point Codex at the chat wire",
     },
 )

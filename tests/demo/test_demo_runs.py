@@ -94,6 +94,8 @@ DEMO_RUNS = [
     Run("llama-context-error", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     Run("cache-breaking-template", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     Run("crossed-streams", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("custom-tool-rejecting", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("system-turn-rejecting", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     # Real llama-server replies: SmolLM2 under a Qwen3-style template that opens <think>.
     Run(
         "llama-server-deepseek-recorded",
