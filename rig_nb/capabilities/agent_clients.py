@@ -37,7 +37,7 @@ _REFUSED = frozenset({400, 413, 415, 422})
 _MAX_TOKENS = 256
 _SYSTEM = "You are a coding agent. Use the tools you are given."
 _PROMPT = "What is the weather in Paris? Call get_weather once, then answer in one sentence."
-_EVIDENCE = 120
+_EVIDENCE = 200
 
 
 def _weather(args: dict[str, Any]) -> str:

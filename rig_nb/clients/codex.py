@@ -10,8 +10,9 @@ What it sends, each rule with its public source:
   skipped such tools (ggml-org/llama.cpp#23041).
 - earlier items sent back without `id` and `status`: the history is replayed
   statelessly (openai/codex#12669).
-- `parallel_tool_calls: false`, `tool_choice: "auto"` and a `prompt_cache_key` fixed
-  for the conversation.
+- `parallel_tool_calls: false`, `tool_choice: "auto"`, a `prompt_cache_key` fixed for
+  the conversation, and `strict: false` on each function tool (the Responses API's
+  function tool carries the field; the openai SDK's `FunctionToolParam` requires it).
 """
 
 from __future__ import annotations
@@ -72,7 +73,11 @@ def _session() -> Shape:
                 else item
                 for item in items
             ]
-        tools = [t for t in out.get("tools") or [] if isinstance(t, dict)]
+        tools = [
+            {**t, "strict": t.get("strict", False)} if t.get("type") == "function" else t
+            for t in out.get("tools") or []
+            if isinstance(t, dict)
+        ]
         out["tools"] = [*tools, dict(APPLY_PATCH)]
         out["tool_choice"] = out.get("tool_choice", "auto")
         out["parallel_tool_calls"] = False
