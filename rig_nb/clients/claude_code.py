@@ -10,8 +10,11 @@ What it sends, each rule with its public source:
   turn), refused with 400 by vLLM before 0.23, Ollama and LM Studio
   (vllm-project/vllm#44000, ollama/ollama#16372).
 - `metadata.user_id` (a user hash and the session's id), every tool's `input_schema`
-  with a `$schema` key (draft-07, as zod-to-json-schema writes it), thinking enabled
-  with a budget one token under `max_tokens`, and `stream: true`.
+  with a `$schema` key (draft-07, as zod-to-json-schema writes it), and `stream: true`.
+- thinking enabled with a budget one token under `max_tokens` (31999 of 32000), never
+  under the API's least budget of 1024: a run with a smaller `max_tokens` sends 1025, as
+  the client never asks for less (vLLM 0.32 answers a budget under 1024 with 400, seen
+  in tests/real/vllm).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 from ..wire import Request
 from .profile import ClientProfile, Shape
 
-__all__ = ["CLAUDE_CODE", "REMINDER", "VERSION"]
+__all__ = ["CLAUDE_CODE", "MIN_BUDGET", "REMINDER", "VERSION"]
 
 VERSION = "2.1.154"
 _IDENTITY = "You are Claude Code, Anthropic's official CLI for Claude."
@@ -33,6 +36,9 @@ REMINDER = (
     "context: the tools listed are available in this session.\n</system-reminder>"
 )
 _SCHEMA = "http://json-schema.org/draft-07/schema#"
+# The least thinking budget the Messages API takes (vLLM 0.32 refuses less with 400
+# "Input should be greater than or equal to 1024").
+MIN_BUDGET = 1024
 _EPHEMERAL = {"type": "ephemeral"}
 
 
@@ -77,7 +83,9 @@ def _session() -> Shape:
                 for t in out["tools"]
             ]
         out["metadata"] = {"user_id": user_id}
-        out["thinking"] = {"type": "enabled", "budget_tokens": max(request.max_tokens - 1, 1)}
+        budget = max(request.max_tokens - 1, MIN_BUDGET)
+        out["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        out["max_tokens"] = max(request.max_tokens, budget + 1)
         out["stream"] = True
         return out
 

@@ -88,8 +88,9 @@ VLLM = BASE.derive(
         "agent_clients:claude-code": "vLLM before 0.23 refuses a system turn inside messages "
         "on /v1/messages (Claude Code 2.1.154 and later send one: vllm-project/vllm#44000): "
         "update vLLM, or put a proxy in front that merges such turns into system",
-        "agent_clients:codex": "this vLLM refused Codex's Responses request (a custom "
-        "apply_patch tool, items replayed without id: openai/codex#10635, openai/codex#12669): "
-        "update vLLM, or point Codex at the chat wire",
+        "agent_clients:codex": "vLLM takes a custom tool only in free-form text, not with "
+        "a grammar: Codex's apply_patch carries a Lark grammar (seen with vLLM 0.32: 'Custom "
+        "tools with a grammar format are not supported'; openai/codex#10635 on llama-server): "
+        "put a proxy in front that sends apply_patch as a function tool or without its grammar",
     },
 )

@@ -103,7 +103,9 @@ def test_claude_code_shape_at_the_server(demo: DemoServer) -> None:
             t["input_schema"]["$schema"].startswith("http://json-schema.org/")
             for t in body["tools"]
         )
-        assert body["thinking"] == {"type": "enabled", "budget_tokens": 511}
+        # Never under the API's least budget: max_tokens rises to hold it.
+        assert body["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+        assert body["max_tokens"] == 1025
         assert body["stream"] is True
     assert nonces[0] != nonces[1]  # fresh per request: the prefix differs every turn
     assert bodies[0]["metadata"] == bodies[1]["metadata"]  # one session
@@ -145,6 +147,23 @@ def test_claude_code_bodies_are_anthropic_sdk_requests(demo: DemoServer) -> None
         _valid(MessageParam, {"role": "tool", "content": "x"})
     with pytest.raises(ValueError):
         _valid(MessageCreateParamsStreaming, {**bodies[0], "stream": False})
+
+
+@pytest.mark.parametrize(
+    ("max_tokens", "budget", "sent"),
+    [
+        pytest.param(32000, 31999, 32000, id="claude-codes-own"),
+        pytest.param(2048, 2047, 2048, id="one-under"),
+        pytest.param(64, 1024, 1025, id="least-budget"),
+    ],
+)
+def test_claude_code_thinking_budget(max_tokens: int, budget: int, sent: int) -> None:
+    from rig_nb.wire import Request, Turn
+
+    request = Request("m", (Turn("user", "hi"),), max_tokens)
+    body = CLIENTS["claude-code"].shape({"model": "m", "max_tokens": max_tokens}, request)
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": budget}
+    assert body["max_tokens"] == sent
 
 
 def test_two_runs_have_two_sessions(demo: DemoServer) -> None:
