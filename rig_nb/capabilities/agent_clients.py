@@ -8,7 +8,8 @@ when the endpoint does not answer that wire (404, 405, 501, or a reply that is n
 wire's), or `not checked` for a client that always streams in a report made with
 `stream=False`: `claude-code ok; codex error 400; opencode ok`. Evidence: the server's message
 or how the run ended, redacted, per profile. Advice: the server profile's
-`agent_clients:<client>` text for each client it refused.
+`agent_clients:<client>` text for each client it refused (400, 413, 415, 422, or an error
+event in the stream).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ __all__ = ["AGENT_CLIENT_REQUESTS", "agent_clients_check"]
 AGENT_CLIENT_REQUESTS = 2
 _NOT_HERE = frozenset({404, 405, 501})
 # Statuses that say the server refused what was sent (the client's shape), not that it
-# failed: only these get the server profile's advice for that client.
+# failed: these (and an error event in the stream) get the server profile's advice.
 _REFUSED = frozenset({400, 413, 415, 422})
 _MAX_TOKENS = 256
 _SYSTEM = "You are a coding agent. Use the tools you are given."
@@ -70,25 +71,28 @@ def _one(backend: Backend, model: str, stream: bool, agent: ClientProfile) -> Tr
     return run_trace(backend, request)
 
 
-def _said(trace: Trace, redact: Any) -> tuple[str, str, int | None]:
-    """(verdict, evidence, refused status or None) of one profile's run."""
+def _said(trace: Trace, redact: Any) -> tuple[str, str, bool]:
+    """(verdict, evidence, whether the server refused the client's shape) of one run."""
     exc = trace.exception
     first = len(trace.iterations) <= 1
     if isinstance(exc, BackendError):
         message = short(exc.message.removeprefix("ai backend: "), redact, _EVIDENCE)
-        if first and (exc.status_code in _NOT_HERE or exc.kind == "reply"):
-            return "n/a", f"the wire is not answered ({message})", None
+        streamed = bool(trace.iterations) and trace.iterations[-1].streamed
+        # A whole reply that is not the wire's says the route is not there; an error event
+        # in a stream is the route's own answer (vLLM 0.32 sends its refusals so).
+        foreign = exc.kind == "reply" and not streamed
+        if first and (exc.status_code in _NOT_HERE or foreign):
+            return "n/a", f"the wire is not answered ({message})", False
         if exc.status_code is not None:
-            refused = exc.status_code if exc.status_code in _REFUSED else None
-            return f"error {exc.status_code}", message, refused
-        return trace.outcome or "error", message, None
+            return f"error {exc.status_code}", message, exc.status_code in _REFUSED
+        return trace.outcome or "error", message, exc.kind == "reply"
     rounds = len(trace.iterations)
     ended = f"ended {trace.ending or 'without a reply'} after {rounds} request"
     ended += "s" if rounds != 1 else ""
     if trace.outcome == "ok":
-        return "ok", ended, None
+        return "ok", ended, False
     detail = short(trace.error, redact, _EVIDENCE) if trace.error else ""
-    return trace.outcome or "error", f"{ended}: {detail}" if detail else ended, None
+    return trace.outcome or "error", f"{ended}: {detail}" if detail else ended, False
 
 
 def agent_clients_check(
@@ -118,7 +122,7 @@ def agent_clients_check(
         verdict, said, refused = _said(trace, client.redact)
         verdicts.append(f"{name} {verdict}")
         evidence.append(f"{name}: {said}")
-        if refused is not None:
+        if refused:
             fixes.append(server.advice("agent_clients", name))
         if failed is None and verdict not in ("ok", "n/a"):
             failed = trace

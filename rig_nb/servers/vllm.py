@@ -85,9 +85,12 @@ VLLM = BASE.derive(
         "api_parity:responses": "vLLM's Responses route parses reasoning and tool calls apart "
         "from chat (vllm#36435, vllm#43395): start it with the same --reasoning-parser and "
         "--tool-call-parser, and prefer the wire whose row is clean",
-        "agent_clients:claude-code": "vLLM before 0.23 refuses a system turn inside messages "
-        "on /v1/messages (Claude Code 2.1.154 and later send one: vllm-project/vllm#44000): "
-        "update vLLM, or put a proxy in front that merges such turns into system",
+        "agent_clients:claude-code": "vLLM refuses Claude Code's thinking budget unless its "
+        "reasoning config is set (seen with 0.32 and --reasoning-parser deepseek_v3: "
+        "'thinking_token_budget is set but reasoning_config is not configured'; streamed, the "
+        "refusal comes as an in-stream internal_error): start vLLM with --reasoning-config "
+        "for the model's think tokens; vLLM before 0.23 also refuses the system turn inside "
+        "messages (vllm-project/vllm#44000): update it",
         "agent_clients:codex": "vLLM takes a custom tool only in free-form text, not with "
         "a grammar: Codex's apply_patch carries a Lark grammar (seen with vLLM 0.32: 'Custom "
         "tools with a grammar format are not supported'; openai/codex#10635 on llama-server): "

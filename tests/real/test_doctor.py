@@ -53,8 +53,8 @@ MODEL_ROUTES = ("chat/completions", "responses", "messages", "api/chat")
 # endpoint_report's bound: DESIGN's 18 (the probes 3, the question 1, both streamed 2,
 # reasoning_replay 3, thinking_switch 2, structured_output 1, context_window 1, prefix_cache
 # 1, api_parity 2 over the second wire), concurrency's four at once, and api_parity's two
-# over each further wire.
-MAX_MODEL_REQUESTS = 18 + CONCURRENT_PROBES + 2 * (len(WIRES) - 2)
+# over each further wire, and agent_clients' two for each agent client.
+MAX_MODEL_REQUESTS = 18 + CONCURRENT_PROBES + 2 * (len(WIRES) - 2) + CHECKS["agent_clients"]
 
 
 @pytest.fixture(scope="module")
