@@ -360,3 +360,12 @@ def test_compare_rows_carry_the_client(demo: DemoServer) -> None:
     refused = rows[("chat", "as-claude")]
     assert refused.client == "claude-code" and refused.outcome != "ok"
     assert "messages" in refused.error
+
+
+def test_compare_refuses_an_unknown_client_before_any_request(demo: DemoServer) -> None:
+    endpoints = [Endpoint("chat", demo.base_url, "well-behaved")]
+    df = compare(endpoints, scenarios=[Scenario("s", prompt=PROMPT, client="cursor")])
+    (row,) = df.itertuples()
+    assert row.outcome != "ok" and row.client == "cursor"
+    assert "cursor" in row.error and all(name in row.error for name in CLIENTS)
+    assert not [r for r in demo.requests if r.method == "POST"]
