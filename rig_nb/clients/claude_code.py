@@ -5,21 +5,25 @@ What it sends, each rule with its public source:
   (`x-anthropic-billing-header: cc_version=...; cc_entrypoint=cli; cch=<hex>;`) whose
   `cch` nonce is fresh on every request, which busts a server's prefix cache each turn
   (anthropics/claude-code#68900; ollama/ollama#14918: 74-93 s a turn at 28K tokens;
-  ggml-org/llama.cpp#20623 shows the block).
+  ggml-org/llama.cpp#20623 shows the blocks).
 - since 2.1.154, a `system`-role turn inside `messages` (reminders, after the first user
   turn), refused with 400 by vLLM before 0.23, Ollama and LM Studio
   (vllm-project/vllm#44000, ollama/ollama#16372).
-- `metadata.user_id` (a user hash and the session's id), every tool's `input_schema`
-  with a `$schema` key (draft-07, as zod-to-json-schema writes it), and `stream: true`.
-- thinking enabled with a budget one token under `max_tokens` (31999 of 32000), never
-  under the API's least budget of 1024: a run with a smaller `max_tokens` sends 1025, as
-  the client never asks for less (vLLM 0.32 answers a budget under 1024 with 400, seen
-  in tests/real/vllm).
+- `metadata.user_id`, since 2.1.78 a JSON string of the device, account and session ids
+  (ding113/claude-code-hub#939).
+- every tool's `input_schema` with a `$schema` key (draft-07), as the MCP SDK's
+  zod-to-json-schema writes it and Claude Code passes it on (lgazo/drawio-mcp-server#51).
+- thinking enabled with a budget (anthropics/claude-code#7351), one token under
+  `max_tokens` and never under the API's least of 1024: a run with a smaller
+  `max_tokens` sends 1025 (vLLM 0.32 refuses a budget under 1024 with 400, as
+  tests/real/vllm saw), and `stream: true`, with a non-streaming fallback only when the
+  stream fails (eugr/spark-vllm-docker#297 turns it off).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 import uuid
 from typing import Any
@@ -52,8 +56,10 @@ def _text(value: Any) -> str:
 
 def _session() -> Shape:
     session = str(uuid.uuid4())
-    user = hashlib.sha256(session.encode()).hexdigest()
-    user_id = f"user_{user}_account__session_{session}"
+    device = hashlib.sha256(session.encode()).hexdigest()
+    user_id = json.dumps(
+        {"device_id": device, "account_uuid": "", "session_id": session}, separators=(",", ":")
+    )
     last = [""]
 
     def shape(body: dict[str, Any], request: Request) -> dict[str, Any]:
@@ -100,6 +106,9 @@ CLAUDE_CODE = ClientProfile(
         "ollama/ollama#14918",
         "vllm-project/vllm#44000",
         "ollama/ollama#16372",
+        "ding113/claude-code-hub#939",
+        "lgazo/drawio-mcp-server#51",
+        "anthropics/claude-code#7351",
     ),
     stream=True,
     shaper=_session,

@@ -1,18 +1,17 @@
 """OpenAI's Codex CLI (2026) on the Responses wire.
 
 What it sends, each rule with its public source:
-- `instructions` (its base prompt), `store: false` and `include:
-  ["reasoning.encrypted_content"]`: nothing kept on the server, reasoning carried by the
-  client.
 - a non-function tool beside the functions: `apply_patch` as `{"type": "custom", ...}`
   with a Lark grammar (a freeform tool), which llama-server refused with 400 "'type' of
   tool must be 'function'" (openai/codex#10635; ggml-org/llama.cpp#20156) until it
   skipped such tools (ggml-org/llama.cpp#23041).
-- earlier items sent back without `id` and `status`: the history is replayed
-  statelessly (openai/codex#12669).
-- `parallel_tool_calls: false`, `tool_choice: "auto"`, a `prompt_cache_key` fixed for
-  the conversation, and `strict: false` on each function tool (the Responses API's
-  function tool carries the field; the openai SDK's `FunctionToolParam` requires it).
+- the stateless request: `instructions` (its base prompt), `store: false`, `include:
+  ["reasoning.encrypted_content"]`, earlier items sent back without `id` and `status`
+  (openai/codex#12669; proxies that forward Codex strip the ids too,
+  decolua/9router#2930), `tool_choice: "auto"`, `parallel_tool_calls: false`, a
+  `prompt_cache_key` fixed for the conversation, and `strict: false` on each function
+  tool (the Responses function tool carries the field; the openai SDK's
+  `FunctionToolParam` requires it) (openai/codex#12669).
 """
 
 from __future__ import annotations
@@ -90,6 +89,11 @@ def _session() -> Shape:
 CODEX = ClientProfile(
     "codex",
     "responses",
-    ("openai/codex#10635", "openai/codex#12669", "ggml-org/llama.cpp#23041"),
+    (
+        "openai/codex#10635",
+        "openai/codex#12669",
+        "ggml-org/llama.cpp#23041",
+        "decolua/9router#2930",
+    ),
     shaper=_session,
 )

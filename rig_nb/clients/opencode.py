@@ -4,8 +4,9 @@ What it sends, each rule with its public source:
 - earlier reasoning sent back as `reasoning` on assistant messages (its `interleaved`
   field set to `reasoning`, the name vLLM reads since it dropped `reasoning_content`:
   anomalyco/opencode#19988, anomalyco/opencode#13130).
-- `tool_choice: "auto"` with its tools, and `stream: true` (the AI SDK's
-  openai-compatible provider streams every turn).
+- `tool_choice: "auto"` with its tools, and `stream: true`: the request of the AI SDK's
+  openai-compatible provider, which streams every turn (anomalyco/opencode#13130 shows
+  one).
 """
 
 from __future__ import annotations

@@ -4,7 +4,6 @@ server, and checked against the official SDKs' request types."""
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import inspect
 import json
 import re
@@ -67,13 +66,14 @@ def test_the_profiles_and_their_wires() -> None:
 
 @pytest.mark.parametrize("name", list(CLIENTS))
 def test_every_rule_names_its_source_in_the_docstring(name: str) -> None:
-    module = importlib.import_module(type(CLIENTS[name]).__module__.rsplit(".", 1)[0])
-    profile_module = inspect.getmodule(CLIENTS[name].shaper)
-    assert module.__name__ == "rig_nb.clients" and profile_module is not None
-    doc = profile_module.__doc__ or ""
+    module = inspect.getmodule(CLIENTS[name].shaper)
+    assert module is not None and module.__name__.startswith("rig_nb.clients.")
+    doc = module.__doc__ or ""
     for source in CLIENTS[name].sources:
         assert source in doc, source
-    assert re.findall(r"[\w.-]+/[\w.-]+#\d+", doc)
+    # Each bullet (a rule) names at least one public report.
+    rules = [r for r in doc.split("\n- ")[1:]]
+    assert rules and all(re.search(r"[\w.-]+/[\w.-]+#\d+", r) for r in rules), rules
 
 
 # --- claude-code ---------------------------------------------------------------------------
@@ -98,7 +98,9 @@ def test_claude_code_shape_at_the_server(demo: DemoServer) -> None:
         assert body["messages"][0]["role"] == "user"
         assert body["messages"][1]["role"] == "system"
         assert "<system-reminder>" in body["messages"][1]["content"]
-        assert body["metadata"]["user_id"].startswith("user_")
+        # A JSON string of the device, account and session ids (Claude Code 2.1.78+).
+        user = json.loads(body["metadata"]["user_id"])
+        assert set(user) == {"device_id", "account_uuid", "session_id"}
         assert all(
             t["input_schema"]["$schema"].startswith("http://json-schema.org/")
             for t in body["tools"]
