@@ -90,6 +90,7 @@ COLUMNS = [
     "reasoning_tokens",
     "latency_s",
     "ttft_s",
+    "client",
 ]
 _COUNTS = ("iterations", "tool_calls", "prompt_tokens", "completion_tokens", "reasoning_tokens")
 _INT64_MAX = 2**63 - 1
@@ -205,6 +206,8 @@ def _row(endpoint: Endpoint, job: Job, result: ScenarioResult) -> dict[str, Any]
         "latency_s": result.latency_s,
         "ttft_s": None,
         **dict.fromkeys(_COUNTS),
+        # The agent client the scenario was shaped as (`Scenario.client`), "" for none.
+        "client": job.named.client or "",
     }
     if trace is not None:
         usage = trace.usage()

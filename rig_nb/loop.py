@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from . import strict_json
+from .clients import check_client, client_for
 from .content import text_for_calls
 from .dialects import find_text_tool_calls, text_before_calls
 from .errors import (
@@ -98,6 +99,9 @@ class RunOptions:
     # Tokens one request may hold (Ollama's num_ctx on its native wire); None sends nothing.
     # A wire with no such field records it in settings as not sent.
     context_window: int | None = None
+    # An agent client's name (`rig_nb.clients.CLIENTS`): every request shaped as it sends
+    # them; the run's wire must be the one it speaks.
+    client: str | None = None
 
 
 @dataclass(frozen=True)
@@ -159,6 +163,7 @@ def check_request(request: RunRequest) -> tuple[list[Tool], int, dict[str, Any]]
     check_thinking(request.thinking)
     check_replay(request.reasoning_replay, request.reasoning_field)
     check_response_format(request.response_format)
+    check_client(request.client)
     window = request.context_window
     if window is not None and (isinstance(window, bool) or not isinstance(window, int)):
         raise ValueError("context_window must be an int > 0 or None")
@@ -281,12 +286,12 @@ def _text_calls(it: Iteration, declared: Mapping[str, Tool], calls: _Calls) -> s
     return text_before_calls(it.text) if calls.records else ""
 
 
-def _replayed(client: Backend, request: RunRequest, it: Iteration) -> tuple[str, str]:
-    """(reasoning, field) to send back with `it`'s echoed turn; ("", "") when none."""
+def _replayed(client: Backend, request: RunRequest, it: Iteration, setting: str) -> tuple[str, str]:
+    """(reasoning, field) to send back with `it`'s echoed turn; ("", "") when none.
+    `setting` is the run's reasoning_field (or its agent client's, when left "auto")."""
     reasoning = it.reasoning_content or inline_reasoning(it.raw_content, it.text)
     if not reasoning.strip():
         return "", ""
-    setting = request.reasoning_field
     reply_field = it.reasoning_field if it.reasoning_content else ""
     # The server kind (one GET, cached) only when neither the setting nor the reply names it.
     where = replay_field(setting, reply_field)
@@ -326,6 +331,12 @@ def run(
     """Run the loop; every RigError raised carries `.trace`, filled up to the failure.
     `judge` is a caller's goal for the answer (`record.finalizing`)."""
     tools, max_iter, extra = check_request(request)
+    agent = client_for(request.client, client.wire.name)
+    shape = agent.session() if agent is not None else None
+    stream = request.stream or (agent is not None and agent.stream)
+    setting = request.reasoning_field
+    if agent is not None and agent.replay_field and setting == "auto":
+        setting = agent.replay_field
     mapped = (
         client.wire.held(
             client.wire.thinking_fields(request.thinking, profile(client.server_kind)),
@@ -338,6 +349,7 @@ def run(
     by_name = {t.name: t for t in tools}
     trace = Trace() if trace is None else trace
     trace.model, trace.endpoint = request.model, client.endpoint
+    trace.client = request.client
     trace.settings = {
         "max_tokens": request.max_tokens,
         "max_iterations": max_iter,
@@ -377,10 +389,11 @@ def run(
                 tools=specs,
                 tool_choice=request.tool_choice,
                 temperature=request.temperature,
-                stream=request.stream,
+                stream=stream,
                 extra=sent_extra,
                 response_format=request.response_format,
                 options=options,
+                shape=shape,
             )
             it = Iteration(index=index, messages=list(shown), thinking_sent=sent)
             trace.iterations.append(it)
@@ -408,7 +421,7 @@ def run(
                 return RunResult(it.text, index + 1, executed, trace)
             echoed = Turn("assistant", content, calls=calls.echoed())
             if replays(request.reasoning_replay, True):
-                reasoning, where = _replayed(client, request, it)
+                reasoning, where = _replayed(client, request, it, setting)
                 # Redacted thinking goes back too, unchanged (a wire that has none ignores it).
                 redacted = tuple(reply.reasoning_redacted)
                 if where or redacted:

@@ -151,6 +151,8 @@ class Trace:
     iterations: list[Iteration] = field(default_factory=list)
     outcome: str = ""
     elapsed_s: float = 0.0
+    # The agent client the run was shaped as (`RunOptions.client`), None for none.
+    client: str | None = None
 
     def __post_init__(self) -> None:
         self._listeners: list[Listener] = []

@@ -45,6 +45,7 @@ CONTEXT_PERSONAS = [
 ]
 LOAD_PERSONAS = ["crossed-streams"]
 SCHEMA_PERSONAS = ["schema-rejecting", "schema-fails-open", "args-as-string"]
+CLIENT_PERSONAS = ["custom-tool-rejecting", "system-turn-rejecting"]
 PERSONAS = [
     "well-behaved",
     "qwen3-no-parser",
@@ -62,6 +63,7 @@ PERSONAS = [
     *CONTEXT_PERSONAS,
     *LOAD_PERSONAS,
     *SCHEMA_PERSONAS,
+    *CLIENT_PERSONAS,
     "llama-server-deepseek-recorded",
     "llama-server-none-recorded",
     "llama-server-skip-recorded",

@@ -27,11 +27,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._boundary import CancelFlag, Progress, request_scope
+from ..clients import CLIENTS
 from ..errors import BackendError, Cancelled, RigError
 from ..servers import Models, entry_for, guess_server, profile, server_of_models
 from ..trace import Trace
 from ..wire import WIRES
 from .advice import advice
+from .agent_clients import AGENT_CLIENT_REQUESTS, agent_clients_check
 from .api_parity import api_parity
 from .concurrency import CONCURRENT_PROBES, concurrency_check
 from .long_context import context_window_check, prefix_cache_check, server_facts
@@ -184,6 +186,10 @@ def _tool_schemas(asked: Asked) -> Found:
     return tool_schemas_check(asked.client, asked.model, asked.server)
 
 
+def _agent_clients(asked: Asked) -> Found:
+    return agent_clients_check(asked.client, asked.model, asked.server, stream=asked.stream)
+
+
 def _parity(asked: Asked) -> Found:
     model = asked.model
     verdict, evidence, fix, trace = api_parity(
@@ -220,6 +226,7 @@ _SPECS: dict[str, _Spec] = {
     "prefix_cache": _Spec(("auto", "question"), 2, _prefix),
     "concurrency": _Spec((), 1 + CONCURRENT_PROBES, _concurrency),
     "tool_schemas": _Spec((), len(TOOL_SCHEMAS_FEATURES), _tool_schemas),
+    "agent_clients": _Spec((), AGENT_CLIENT_REQUESTS * len(CLIENTS), _agent_clients),
     "api_parity": _Spec(("question", "auto"), 2 * (len(WIRES) - 1), _parity),
 }
 

@@ -72,10 +72,14 @@ def verdict_ok(name: str, verdict: str, advice: str = "") -> bool | None:
     return None
 
 
+# A profile that was not run: its wire is not answered, or it streams in an unstreamed report.
+_UNRUN = frozenset({"n/a", "not checked"})
+
+
 def _clients_ok(verdict: str) -> bool | None:
     """`claude-code ok; codex error 400; ...`: False when any profile did not end ok."""
     said = [part.strip().split(" ", 1) for part in verdict.split(";") if part.strip()]
-    ran = [rest for _, rest in (p for p in said if len(p) == 2) if rest != "n/a"]
+    ran = [rest for _, rest in (p for p in said if len(p) == 2) if rest not in _UNRUN]
     if not ran:
         return None
     return all(rest == "ok" for rest in ran)

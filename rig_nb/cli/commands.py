@@ -18,6 +18,7 @@ from argparse import Namespace
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
+from ..clients import client_for
 from ..dialects import TOOL_CALL_DIALECTS
 from ..errors import BackendError, RigError
 from ..wire import TOOL_CHOICES
@@ -277,7 +278,12 @@ def _run(args: Namespace, stack: ExitStack) -> int:
         extra_body=args.extra_body,
         thinking=args.thinking,
         reasoning_replay=args.reasoning_replay,
+        client=args.client,
     )
+    try:
+        client_for(args.client, getattr(args, "api", "chat"))
+    except ValueError as exc:
+        raise CommandError(f"--client: {exc}", 2) from None
     failure: CommandError | None = None
     with _client(args) as client:
         trace = client.run_trace(request)

@@ -13,6 +13,7 @@ import sys
 from typing import Any, NoReturn
 
 from .. import __version__
+from ..clients import CLIENTS
 from ..wire import TOOL_CHOICES, WIRES
 from .budget import max_requests_arg
 from .otlp import otlp_arg
@@ -331,6 +332,15 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "(default: none)",
     )
     _reasoning_args(p)
+    p.add_argument(
+        "--client",
+        choices=list(CLIENTS),
+        default=None,
+        metavar="NAME",
+        help="shape every request as this agent client sends it ("
+        + ", ".join(f"{c.name}: --api {c.api}" for c in CLIENTS.values())
+        + ") (default: rig_nb's own shape)",
+    )
     p.add_argument("--json", action="store_true", help="print the trace as JSON")
     otlp_arg(p)
 

@@ -293,6 +293,11 @@ def _parse_tools(raw: Any) -> list[ToolSpec]:
         raise ValueError("'tools' must be a list")
     specs = []
     for t in raw:
+        kind = t.get("type") if isinstance(t, dict) else None
+        if isinstance(kind, str) and kind != "function":
+            # A tool of another type (Codex's `custom` apply_patch) is skipped, as
+            # llama-server skips it since ggml-org/llama.cpp#23041.
+            continue
         fn = t.get("function") if isinstance(t, dict) else None
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
             raise ValueError("each tool must be {'type': 'function', 'function': {'name': ...}}")

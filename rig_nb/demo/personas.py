@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..testing import Response
+from .client_personas import client_personas
 from .context_personas import context_personas
 from .dialect_personas import dialect_personas
 from .evaluation_personas import agent_step, evaluation_personas
@@ -310,4 +311,5 @@ def default_personas() -> list[Persona]:
         *context_personas(),
         *load_personas(),
         *schema_personas(),
+        *client_personas(),
     ]

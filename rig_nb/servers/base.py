@@ -265,6 +265,15 @@ _GENERIC = {
     "tool_schemas:stalled": "the server did not answer a tool list within the deadline: a "
     "grammar for many or large schemas is slow to build, or refused (a 25-tool server's "
     "596-rule grammar, Atomic-Chat#272); send fewer tools or simpler schemas",
+    "agent_clients:claude-code": "the server refused Claude Code's request shape (a system "
+    "turn inside messages since 2.1.154: vllm-project/vllm#44000, ollama/ollama#16372): update "
+    "the server, or put a proxy in front that merges such turns into system",
+    "agent_clients:codex": "the server refused Codex's request shape (a custom apply_patch "
+    "tool beside the functions: openai/codex#10635; items replayed without id and status: "
+    "openai/codex#12669): update the server, or put a proxy in front that drops custom tools",
+    "agent_clients:opencode": "the server refused opencode's request shape (earlier "
+    "reasoning sent back as reasoning on assistant messages: anomalyco/opencode#19988): set "
+    "opencode's interleaved field to the one this server reads, or update the server",
 }
 
 BASE = Server("unknown", texts=MappingProxyType(_GENERIC))

@@ -84,5 +84,13 @@ LITELLM = BASE.derive(
         "api_parity:messages": "LiteLLM turns /v1/messages into a chat request upstream and "
         "drops the upstream's reasoning on the way back: run a reasoning model's agent over "
         "chat, or point the Anthropic client at the server itself",
+        "agent_clients:claude-code": "LiteLLM maps Claude Code's thinking to reasoning.effort "
+        "and refuses it for a model it does not know to reason (litellm.UnsupportedParamsError, "
+        "seen with 1.108.7): set litellm_settings.drop_params: true, or supports_reasoning: "
+        "true in the model's model_info; a backend may also refuse the system turn inside "
+        "messages (vllm-project/vllm#44000)",
+        "agent_clients:codex": "the proxy or the server behind it refused Codex's Responses "
+        "request (a custom apply_patch tool: openai/codex#10635): update LiteLLM and the "
+        "backend, or drop the custom tool in the proxy",
     },
 )

@@ -142,5 +142,13 @@ LLAMA_CPP = BASE.derive(
         "(HTTP 200, ggml-org/llama.cpp#19051); anchor patterns and inline $refs "
         '(rig_nb.schemas.sanitize_tools(tools, server="llama.cpp")) and validate arguments '
         "before running a tool",
+        "agent_clients:codex": "llama-server refuses a tool whose type is not function "
+        "(\"'type' of tool must be 'function'\", openai/codex#10635; Codex sends apply_patch "
+        "as a custom tool): update llama.cpp to a build that skips such tools "
+        "(ggml-org/llama.cpp#23041)",
+        "agent_clients:claude-code": "this llama-server refused Claude Code's Messages request "
+        "(a system turn inside messages, text blocks with cache_control): update llama.cpp; "
+        "its per-request cch nonce also breaks the prompt cache every turn "
+        "(ggml-org/llama.cpp#20623)",
     },
 )

@@ -49,5 +49,9 @@ LM_STUDIO = BASE.derive(
         "engine refuses unanchored patterns: 'Pattern must start with ^ and end with $', "
         "kubernetes-mcp-server#758): send rig_nb.schemas.sanitize_tools(tools, "
         'server="lm-studio") (patterns anchored, $refs inlined)',
+        "agent_clients:claude-code": "LM Studio's /v1/messages refuses a system turn inside "
+        "messages (Claude Code 2.1.154 and later, as vllm-project/vllm#44000 and "
+        "ollama/ollama#16372 report for vLLM and Ollama): update LM Studio, or pin Claude "
+        "Code below 2.1.154",
     },
 )

@@ -124,5 +124,11 @@ OLLAMA = BASE.derive(
         "tool_schemas:rejected": "Ollama refused the tool list's schema (an unanchored pattern "
         "is refused as llama.cpp refuses it, kubernetes-mcp-server#758): send "
         'rig_nb.schemas.sanitize_tools(tools, server="ollama")',
+        "agent_clients:claude-code": "Ollama's Anthropic layer refuses a system turn inside "
+        "messages (Claude Code 2.1.154 and later: ollama/ollama#16372), and Claude Code's "
+        "per-request cch nonce in its first system block defeats the prompt cache "
+        "(ollama/ollama#14918): update Ollama, or pin Claude Code below 2.1.154",
+        "agent_clients:codex": "Ollama refused Codex's Responses request (a custom apply_patch "
+        "tool, items replayed without id): update Ollama, or run Codex over chat",
     },
 )

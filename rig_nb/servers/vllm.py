@@ -92,5 +92,15 @@ VLLM = BASE.derive(
         "tool_schemas:fails_open": "vLLM did not hold the call to its schema: serve with "
         "structured outputs for tool calls (tool_choice required or named, or strict: true "
         "tools where the version supports it) and validate arguments before running a tool",
+        "agent_clients:claude-code": "vLLM refuses Claude Code's thinking budget unless its "
+        "reasoning config is set (seen with 0.32 and --reasoning-parser deepseek_v3: "
+        "'thinking_token_budget is set but reasoning_config is not configured'; streamed, the "
+        "refusal comes as an in-stream internal_error): start vLLM with --reasoning-config "
+        "for the model's think tokens; vLLM before 0.23 also refuses the system turn inside "
+        "messages (vllm-project/vllm#44000): update it",
+        "agent_clients:codex": "vLLM takes a custom tool only in free-form text, not with "
+        "a grammar: Codex's apply_patch carries a Lark grammar (seen with vLLM 0.32: 'Custom "
+        "tools with a grammar format are not supported'; openai/codex#10635 on llama-server): "
+        "put a proxy in front that sends apply_patch as a function tool or without its grammar",
     },
 )

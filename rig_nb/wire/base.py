@@ -169,8 +169,9 @@ class Wire:
         return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
     def body(self, request: Request) -> dict[str, Any]:
-        """`request` as this wire's request body."""
-        return self.render(request)
+        """`request` as this wire's request body (reshaped by `request.shape` when set)."""
+        body = self.render(request)
+        return body if request.shape is None else request.shape(body, request)
 
     def parse(self, content: bytes) -> Reply:
         """A whole reply's bytes as a Reply; BackendError when they are not one."""

@@ -136,6 +136,8 @@ class Request:
     some wires send (`context_window` is Ollama's `num_ctx`). `sent`, when set, is called
     with the body as it goes out and the request it was rendered from (`Wire.sent_body`),
     once per request: how the recorder sees the request as sent (`Iteration.prefix_break`).
+    `shape`, when set, is applied to the body the wire rendered (`Wire.body`): how an agent
+    client reshapes it (`rig_nb.clients`); the wire itself knows no client.
     """
 
     model: str
@@ -149,6 +151,9 @@ class Request:
     response_format: Mapping[str, Any] | None = None
     options: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     sent: Callable[[Mapping[str, Any], Request], None] | None = field(
+        default=None, compare=False, repr=False
+    )
+    shape: Callable[[dict[str, Any], Request], dict[str, Any]] | None = field(
         default=None, compare=False, repr=False
     )
 

@@ -9,6 +9,7 @@ from doctor_fakes import KEY, FakeServer, report_of
 
 from rig_nb import Client
 from rig_nb.capabilities import CHECKS, describe_report, endpoint_report, guess_server
+from rig_nb.clients import CLIENTS
 from rig_nb.testing import (
     RecordedRequest,
     Response,
@@ -23,8 +24,9 @@ def test_every_check_is_there_within_the_request_budget() -> None:
     report, requests = report_of(FakeServer())
     assert [c.name for c in report.checks] == list(CHECKS)
     # The model list and 14 + prefix_cache 2 (no window known here: context_window sends
-    # nothing) + concurrency 4 + tool_schemas 6 + api_parity 2 for each other wire.
-    assert len(requests) <= 1 + 14 + 2 + 4 + 6 + 2 * (len(WIRES) - 1)
+    # nothing) + concurrency 4 + tool_schemas 6 + api_parity 2 for each other wire
+    # + agent_clients 2 a client.
+    assert len(requests) <= 1 + 14 + 2 + 4 + 6 + 2 * (len(WIRES) - 1) + CHECKS["agent_clients"]
     assert report.model == "m"
     verdicts = {c.name: c.verdict for c in report.checks}
     assert verdicts.pop("concurrency").startswith("parallel (")  # an instant server
@@ -54,6 +56,9 @@ def test_every_check_is_there_within_the_request_budget() -> None:
         # A named tool_choice gets text here, as tool_choice "auto" does.
         "tool_schemas": "no call: plain, ref_defs, any_of_null, pattern_unanchored, "
         "format_date_time, nested_3",
+        # The fake streams chat events on every route, and always calls a tool.
+        "agent_clients": "claude-code BackendError; codex BackendError; "
+        "opencode IterationLimitError",
     }
     assert report.check("tool_choice_unset").advice.startswith("this endpoint only calls tools")
     assert report.check("reasoning_tokens_reported").advice == ""  # no reasoning seen
@@ -67,6 +72,10 @@ def test_without_streaming_fewer_requests_and_parity_unchecked() -> None:
     report, requests = report_of(FakeServer(), stream=False)
     assert not any(r.json and r.json.get("stream") for r in requests if r.method == "POST")
     assert report.check("stream_parity").verdict == "not checked"
+    # Claude Code and opencode stream every request; Codex's wire is not answered here.
+    clients = report.check("agent_clients")
+    assert clients.verdict == "claude-code not checked; codex n/a; opencode not checked"
+    assert clients.ok is None
 
 
 @pytest.mark.parametrize(
@@ -221,14 +230,15 @@ def test_an_address_that_does_not_serve_the_api_gets_one_check(post: Response, s
     ],
 )
 def test_failed_requests_never_read_as_findings(get: Response, post: Response) -> None:
-    with ScriptedServer([_answering(get, post)] * 30) as server:
+    with ScriptedServer([_answering(get, post)] * 36) as server:
         with Client(server.base_url, KEY, max_retries=0) as client:
             report = endpoint_report(client, "m")
         requests = len(server.requests)
     assert [c.name for c in report.checks] == list(CHECKS)
-    # The model list, at most 18 model requests (DESIGN, Round 4), and tool_schemas' control
-    # (plain refused: the other five are not sent).
-    assert requests <= 20
+    # The model list, at most 18 model requests (DESIGN, Round 4), tool_schemas' control
+    # (plain refused: the other five are not sent) and agent_clients' first request of each
+    # client (the run ends at the failure).
+    assert requests <= 20 + len(CLIENTS)
     status = post.status
     verdicts = {c.name: c.verdict for c in report.checks}
     assert verdicts == {
@@ -249,6 +259,11 @@ def test_failed_requests_never_read_as_findings(get: Response, post: Response) -
         "concurrency": f"error {status}",
         "tool_schemas": f"error {status}",
         "api_parity": f"error {status}",
+        "agent_clients": (
+            "claude-code n/a; codex n/a; opencode n/a"
+            if status == 501
+            else f"claude-code error {status}; codex error {status}; opencode error {status}"
+        ),
         # No window known and no reply to continue: nothing is sent for these.
         "context_window": "n/a",
         "prefix_cache": "n/a",

@@ -99,6 +99,8 @@ DEMO_RUNS = [
     Run("schema-rejecting", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     Run("schema-fails-open", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     Run("args-as-string", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("custom-tool-rejecting", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("system-turn-rejecting", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     # Real llama-server replies: SmolLM2 under a Qwen3-style template that opens <think>.
     Run(
         "llama-server-deepseek-recorded",

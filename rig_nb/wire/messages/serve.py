@@ -1,7 +1,8 @@
 """The Messages wire from the server's side, for the local servers (demo, tests, benchmarks).
 
 `chat_request` turns a Messages request into the chat body a chat-speaking persona
-answers (as llama-server converts one); `message_object` and `message_events` turn that
+answers (as llama-server converts one; `system` as a string or text blocks, a system turn
+inside `messages` kept where it is); `message_object` and `message_events` turn that
 chat.completion into the Messages reply and the event stream a server sends for it, and
 `error_body` a chat error into Anthropic's. A thinking block's signature is a digest of
 its text (`signature_of`), so a server can tell a replayed block that was changed
@@ -126,10 +127,14 @@ def chat_request(body: Mapping[str, Any]) -> dict[str, Any]:
     if system:
         messages.append({"role": "system", "content": system})
     for turn in turns:
-        if not isinstance(turn, dict) or turn.get("role") not in ("user", "assistant"):
-            raise ValueError("every message must be an object with role user or assistant")
+        if not isinstance(turn, dict) or turn.get("role") not in ("user", "assistant", "system"):
+            raise ValueError("every message must be an object with role user, assistant or system")
         blocks = _blocks(turn.get("content"))
-        if turn["role"] == "assistant":
+        if turn["role"] == "system":
+            # A system turn inside the conversation (Anthropic takes one since 2026, and so
+            # does vLLM from 0.23: vllm-project/vllm#44000): a chat system message there.
+            messages.append({"role": "system", "content": _system(turn.get("content"))})
+        elif turn["role"] == "assistant":
             messages.append(_assistant(blocks))
         else:
             messages.extend(_user(blocks))
