@@ -278,10 +278,12 @@ def check_long_conversation(nb: Any) -> None:
 
 
 def check_prefix_break(nb: Any) -> None:
-    """Notebook 03's section "Why the cache broke": the nonce named where reuse falls, and the
-    doctor's prefix_cache catching cache-breaking-template at turn 3 (issues 42 and 45)."""
+    """Notebook 03's section "Why the cache broke": Claude Code's profile (its attribution
+    nonce) named where reuse falls, and the doctor's prefix_cache catching
+    cache-breaking-template at turn 3 (issues 42 and 45)."""
     runs = {r["run"]: r for r in frame(cell_outputs(nb, "cache_runs = {"))}
-    steady, nonce = runs["as the loop sends it"], runs["a nonce per request"]
+    steady, nonce = runs["as the loop sends it"], runs["shaped as Claude Code"]
+    assert (steady["client"], nonce["client"]) == ("-", "claude-code")
     assert (steady["outcome"], nonce["outcome"]) == ("ok", "ok")
     assert steady["prefix reuse per turn"] == "- 100% 100% 100% 100%"
     assert (steady["breaks"], steady["first break"]) == ("0", "-")
