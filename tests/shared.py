@@ -43,6 +43,12 @@ CONTEXT_PERSONAS = [
     "cache-breaking-template",
 ]
 LOAD_PERSONAS = ["crossed-streams"]
+PARAM_PERSONAS = [
+    "ollama-ignores-tool-choice",
+    "sglang-ignores-parallel",
+    "ignores-limits",
+    "rejects-stop",
+]
 PERSONAS = [
     "well-behaved",
     "qwen3-no-parser",
@@ -59,6 +65,7 @@ PERSONAS = [
     *EVALUATION_PERSONAS,
     *CONTEXT_PERSONAS,
     *LOAD_PERSONAS,
+    *PARAM_PERSONAS,
     "llama-server-deepseek-recorded",
     "llama-server-none-recorded",
     "llama-server-skip-recorded",

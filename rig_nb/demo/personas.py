@@ -23,6 +23,7 @@ from .evaluation_personas import agent_step, evaluation_personas
 from .family_personas import family_personas
 from .kit import Heard, MarkupCalls, Persona, Said, Stream, count_words, short
 from .load_personas import load_personas
+from .param_personas import param_personas
 from .reasoning_personas import reasoning_personas
 
 __all__ = ["XSS_IMG", "XSS_SCRIPT", "default_personas"]
@@ -307,4 +308,5 @@ def default_personas() -> list[Persona]:
         *evaluation_personas(),
         *context_personas(),
         *load_personas(),
+        *param_personas(),
     ]

@@ -94,6 +94,10 @@ DEMO_RUNS = [
     Run("llama-context-error", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     Run("cache-breaking-template", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     Run("crossed-streams", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("ollama-ignores-tool-choice", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("sglang-ignores-parallel", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("ignores-limits", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("rejects-stop", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     # Real llama-server replies: SmolLM2 under a Qwen3-style template that opens <think>.
     Run(
         "llama-server-deepseek-recorded",
