@@ -13,6 +13,7 @@ long_context.py  the server's version and window, context_window, prefix_cache
 api_parity.py  the probe and the question over every other wire
 stream_grammar.py  whether streams keep their grammar
 concurrency.py four probes at once: parallel, serialized, errors under load, crossed
+honored.py     honored_params (tool_choice, parallel_tool_calls, max_tokens, stop applied?)
 advice.py      which of the server profile's advice a verdict calls for
 """
 

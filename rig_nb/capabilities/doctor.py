@@ -34,6 +34,7 @@ from ..wire import WIRES
 from .advice import advice
 from .api_parity import api_parity
 from .concurrency import CONCURRENT_PROBES, concurrency_check
+from .honored import HONORED_PARAMS, honored_params_check
 from .long_context import context_window_check, prefix_cache_check, server_facts
 from .replies import (
     ALL,
@@ -168,6 +169,11 @@ def _concurrency(asked: Asked) -> Found:
     return concurrency_check(asked.client, asked.model, asked.server)
 
 
+def _honored(asked: Asked) -> Found:
+    found = honored_params_check(asked.client, asked.model, asked.server)
+    return found.verdict, found.evidence, found.advice, found.trace
+
+
 def _parity(asked: Asked) -> Found:
     model = asked.model
     verdict, evidence, fix, trace = api_parity(
@@ -203,6 +209,7 @@ _SPECS: dict[str, _Spec] = {
     "context_window": _Spec((), 1, _window),
     "prefix_cache": _Spec(("auto", "question"), 1, _prefix),
     "concurrency": _Spec((), 1 + CONCURRENT_PROBES, _concurrency),
+    "honored_params": _Spec((), len(HONORED_PARAMS), _honored),
     "api_parity": _Spec(("question", "auto"), 2 * (len(WIRES) - 1), _parity),
 }
 

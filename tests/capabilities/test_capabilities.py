@@ -23,8 +23,8 @@ def test_every_check_is_there_within_the_request_budget() -> None:
     report, requests = report_of(FakeServer())
     assert [c.name for c in report.checks] == list(CHECKS)
     # The model list and 14 + prefix_cache 1 (no window known here: context_window sends
-    # nothing) + concurrency 4 + api_parity 2 for each other wire.
-    assert len(requests) <= 1 + 14 + 1 + 4 + 2 * (len(WIRES) - 1)
+    # nothing) + concurrency 4 + honored_params 6 + api_parity 2 for each other wire.
+    assert len(requests) <= 1 + 14 + 1 + 4 + 6 + 2 * (len(WIRES) - 1)
     assert report.model == "m"
     verdicts = {c.name: c.verdict for c in report.checks}
     assert verdicts.pop("concurrency").startswith("parallel (")  # an instant server
@@ -51,6 +51,8 @@ def test_every_check_is_there_within_the_request_budget() -> None:
         "probe: fails only over ollama (reply error)",
         "context_window": "n/a",
         "prefix_cache": "not reported",
+        # It calls ping whatever is named, and its answer never lists the words asked for.
+        "honored_params": "unclear: tool_choice=named, stop",
     }
     assert report.check("tool_choice_unset").advice.startswith("this endpoint only calls tools")
     assert report.check("reasoning_tokens_reported").advice == ""  # no reasoning seen
@@ -242,6 +244,7 @@ def test_failed_requests_never_read_as_findings(get: Response, post: Response) -
         "reasoning_replay": f"error {status}",
         "thinking_switch": f"error {status}",
         "concurrency": f"error {status}",
+        "honored_params": f"error {status}",
         "api_parity": f"error {status}",
         # No window known and no reply to continue: nothing is sent for these.
         "context_window": "n/a",

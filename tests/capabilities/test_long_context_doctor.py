@@ -37,8 +37,8 @@ LONG = RunRequest(
 # DESIGN's bound: the model list, the metadata routes, and at most 18 model requests.
 # DESIGN's 18 (round 3's 14, context_window 1, prefix_cache 1, and api_parity's 2 over
 # the Responses wire), then concurrency's four at once and api_parity's 2 over each wire
-# beyond chat and responses.
-MODEL_REQUESTS = 18 + CONCURRENT_PROBES + 2 * (len(WIRES) - 2)
+# beyond chat and responses, and honored_params' six.
+MODEL_REQUESTS = 18 + CONCURRENT_PROBES + 2 * (len(WIRES) - 2) + CHECKS["honored_params"]
 
 
 def _model_requests(requests: list[RecordedRequest]) -> int:
