@@ -25,7 +25,9 @@ so a model that cannot follow the prompt is never counted for the server. That i
 named tool with no call at all (forced, but the model made no call: nothing shows
 whether the name was applied), `parallel_tool_calls=false` with no call, `max_tokens`
 without a completion count, and `stop` whose answer (or, with no answer, reasoning)
-never reached the text before the stop string. `honored` for `tool_choice=none` and
+never reached the text before the stop string; and `tool_choice=none` and
+`tool_choice=required` when no request brought a tool call back at all (a server without
+a tool-call parser answers every one in text). `honored` for `tool_choice=none` and
 `parallel_tool_calls=false` says the reply kept to them; a model that would have made
 no call (or one) anyway looks the same.
 
@@ -247,6 +249,23 @@ def _advice(server: Server, params: dict[str, str]) -> str:
     return "; ".join(said)
 
 
+# What the tool parameters said when no request brought a call back at all.
+_CALL_BLIND = {"tool_choice=none": "honored", "tool_choice=required": "ignored"}
+
+
+def _no_calls_at_all(params: dict[str, str], evidence: list[str], called: bool) -> None:
+    """No request brought a tool call back: the server returns none at all (no tool-call
+    parser, calls written as text), so "no call" says nothing of tool_choice: `unclear`
+    (tool_choice_auto says why)."""
+    if called:
+        return
+    for i, param in enumerate(params):
+        if _CALL_BLIND.get(param) == params[param]:
+            params[param] = "unclear"
+            evidence[i] = evidence[i].replace(f"{param} {_CALL_BLIND[param]}", param + " unclear")
+            evidence[i] += " - no request brought a tool call back"
+
+
 def honored_params_check(client: Backend, model: str, server: Server | str) -> Honored:
     """The `honored_params` check for `endpoint_report`: one request per parameter of
     `HONORED_PARAMS` the wire can send (at most six), advice included; `server` is a
@@ -262,6 +281,7 @@ def honored_params_check(client: Backend, model: str, server: Server | str) -> H
     params: dict[str, str] = {}
     evidence: list[str] = []
     traces: dict[str, Trace | None] = {}
+    called = False
     for param in HONORED_PARAMS:
         field = _NEEDS.get(param)
         if field is not None and field not in client.wire.params:
@@ -284,7 +304,9 @@ def honored_params_check(client: Backend, model: str, server: Server | str) -> H
             params[param] = failed
         else:
             params[param], shown = _judge(param, trace.iterations[-1], reply)
+            called = called or bool(reply.tool_calls)
         evidence.append(f"{param} {params[param]} ({short(shown, client.redact, _PER_PARAM)})")
+    _no_calls_at_all(params, evidence, called)
     sent = {v for p, v in params.items() if traces[p] is not None}
     verdict = _verdict(params)
     if len(sent) == 1 and next(iter(sent)).startswith("rejected"):

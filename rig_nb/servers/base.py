@@ -252,7 +252,7 @@ _GENERIC = {
     "honored_params:tool_choice=named": "the server ignores a named tool_choice: offer only "
     "the tool that must be called",
     "honored_params:tool_choice=required": 'the server ignores tool_choice "required": ask '
-    "for the call in the prompt and keep tool_choice auto",
+    "for the call in the prompt and check that one came back",
     "honored_params:parallel_tool_calls=false": "the server ignores parallel_tool_calls "
     "false: run one call per reply on the client, or say so in the system prompt",
     "honored_params:max_tokens": "the server ignores max_tokens: replies can run long; bound "

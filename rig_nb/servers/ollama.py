@@ -103,7 +103,7 @@ OLLAMA = BASE.derive(
         "(rig_nb does so on the native /api/chat)",
         "honored_params:tool_choice=required": "Ollama ignores a forced tool_choice on its "
         "OpenAI and Anthropic layers (ollama/ollama#17921): ask for the call in the prompt and "
-        "keep the loop's tool_choice auto",
+        "check that a call came back",
         "honored_params:max_tokens": "Ollama's /v1/chat/completions ignores max_tokens "
         "(ollama/ollama#18575): set num_predict in the Modelfile, or use the native /api/chat "
         '(api="ollama" sends options.num_predict)',

@@ -37,7 +37,7 @@ VLLM = BASE.derive(
     schema_dialect=SchemaDialect(anchor=ANY_CHAR, sources=("mlc-ai/xgrammar#838", "vllm#46924")),
     texts={
         "honored_params:tool_choice=required": "vLLM's tool_choice required runs to max tokens "
-        "without a call on some models (vllm-project/vllm#50399): keep tool_choice auto and "
+        "without a call on some models (vllm-project/vllm#50399): send tool_choice auto and "
         "ask for the call in the prompt, or update vLLM",
         "honored_params:tool_choice=named": "vLLM constrains a named tool's arguments only with "
         "strict (vllm-project/vllm#49661): send strict: true in the function, or validate the "

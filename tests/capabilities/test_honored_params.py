@@ -146,14 +146,36 @@ def test_a_model_that_never_calls_is_not_counted_for_the_server() -> None:
     with ScriptedServer([_never_calls] * 10) as server, Client(server.base_url, KEY) as client:
         report = endpoint_report(client, "m", checks=["honored_params"])
     check = report.check("honored_params")
-    # Forced and required both asked for a call; only "required" says it plainly. The named
-    # tool, the lone call and the stop show nothing when nothing was called or listed.
+    # No request brought a call back (no tool-call parser): "no call" says nothing of
+    # tool_choice, nor of the named tool or the lone call; the answer never listed the words.
     assert check.verdict == (
-        "ignored: tool_choice=required; unclear: tool_choice=named, parallel_tool_calls=false, stop"
+        "unclear: tool_choice=none, tool_choice=named, tool_choice=required, "
+        "parallel_tool_calls=false, stop"
     )
-    assert "tool_choice=none honored" in check.evidence
+    assert "tool_choice=required unclear (finish stop, no tool call)" in check.evidence
+    assert "no request brought a tool call back" in check.evidence
     assert "max_tokens honored" in check.evidence
-    assert check.ok is False
+    assert check.ok is None and check.advice == ""
+
+
+def _calls_only_when_free(request: RecordedRequest) -> Response | dict[str, Any]:
+    """Calls a tool on "auto" (or a named one), answers in text to "required"."""
+    if request.method == "GET":
+        return Response({"data": [{"id": "m", "owned_by": "someone"}]})
+    body = request.json or {}
+    if body.get("tools") and body.get("tool_choice") != "required":
+        name = "get_time" if isinstance(body.get("tool_choice"), dict) else "get_weather"
+        return chat_reply(None, tool_calls=[tool_call(name, {"city": "Paris"})])
+    return chat_reply("hello", usage={"prompt_tokens": 9, "completion_tokens": 1})
+
+
+def test_required_answered_in_text_is_ignored_when_the_server_makes_calls() -> None:
+    with ScriptedServer([_calls_only_when_free] * 10) as server:
+        with Client(server.base_url) as client:
+            report = endpoint_report(client, "m", checks=["honored_params"])
+    check = report.check("honored_params")
+    assert check.verdict == "ignored: tool_choice=none, tool_choice=required; unclear: stop"
+    assert "ask for the call in the prompt" in check.advice
 
 
 def _calls_the_other(request: RecordedRequest) -> Response | dict[str, Any]:
