@@ -294,7 +294,7 @@ def honored_params_check(client: Backend, model: str, server: Server | str) -> H
         failed = _failed(trace)
         if failed is not None or reply is None:
             failed = failed or "error reply"
-            shown = trace.error.removeprefix("ai backend: ")
+            shown = trace.error.removeprefix("BackendError: ").removeprefix("ai backend: ")
             if failed == "cancelled" or (
                 len(traces) == 1 and failed not in ("rejected 400", "rejected 422")
             ):

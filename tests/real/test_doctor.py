@@ -52,9 +52,9 @@ OTHER_ROUTES = ("responses", "messages", "api/chat", "apply-template", "tokenize
 MODEL_ROUTES = ("chat/completions", "responses", "messages", "api/chat")
 # endpoint_report's bound: DESIGN's 18 (the probes 3, the question 1, both streamed 2,
 # reasoning_replay 3, thinking_switch 2, structured_output 1, context_window 1, prefix_cache
-# 1, api_parity 2 over the second wire), concurrency's four at once, and api_parity's two
-# over each further wire.
-MAX_MODEL_REQUESTS = 18 + CONCURRENT_PROBES + 2 * (len(WIRES) - 2)
+# 1, api_parity 2 over the second wire), concurrency's four at once, api_parity's two
+# over each further wire, and honored_params' six.
+MAX_MODEL_REQUESTS = 18 + CONCURRENT_PROBES + 2 * (len(WIRES) - 2) + CHECKS["honored_params"]
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,21 @@
+"""The doctor's `honored_params` check on a real llama-server (issue 42): which of
+tool_choice, parallel_tool_calls, max_tokens and stop it applies. Verdicts as seen
+(tests/real/FINDINGS.md, "Honored parameters"); run with `pytest -s` to see them."""
+
+from __future__ import annotations
+
+import pytest
+from llama_server_procs import Proc
+
+from rig_nb import Client
+from rig_nb.capabilities import endpoint_report
+
+pytestmark = pytest.mark.real
+
+
+def test_honored_params_on_llama_server_hermes(hermes_tools_server: Proc) -> None:
+    # 512-token tool requests of SmolLM2 on two shared cores: a generous timeout.
+    with Client(hermes_tools_server.base_url, timeout=600, deadline=900) as client:
+        report = endpoint_report(client, hermes_tools_server.model, checks=["honored_params"])
+    check = report.check("honored_params")
+    print(f"\n{report.requests} requests\n  {check.verdict}\n  {check.evidence}\n  {check.advice}")
