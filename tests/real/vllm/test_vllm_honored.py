@@ -15,3 +15,18 @@ def test_honored_params_on_vllm(vllm: VllmServer) -> None:
         report = endpoint_report(client, MODEL, checks=["honored_params"])
     check = report.check("honored_params")
     print(f"\n{report.requests} requests\n  {check.verdict}\n  {check.evidence}\n  {check.advice}")
+    assert report.server == "vllm" and report.requests == 6
+    # Greedy SmolLM2 behind --tool-call-parser hermes: "required" brings a call (vLLM's
+    # grammar); "none" an answer without one. A named tool ran to the 512-token budget with
+    # no call parsed, and two cities got no call at all: neither shows what the server did
+    # with the setting. The stop answer never listed the words.
+    assert check.verdict == "unclear: tool_choice=named, parallel_tool_calls=false, stop"
+    assert "tool_choice=required honored (finish tool_calls, called get_weather)" in (
+        check.evidence
+    )
+    assert "tool_choice=none honored (finish length, no tool call)" in check.evidence
+    assert "tool_choice=named unclear (finish length, no tool call" in check.evidence
+    assert "max_tokens honored (16 completion tokens for max_tokens 16, finish length)" in (
+        check.evidence
+    )
+    assert check.ok is None and check.advice == ""
