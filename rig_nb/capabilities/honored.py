@@ -29,7 +29,8 @@ never reached the text before the stop string; and `tool_choice=none` and
 `tool_choice=required` when no request brought a tool call back at all (a server without
 a tool-call parser answers every one in text). `honored` for `tool_choice=none` and
 `parallel_tool_calls=false` says the reply kept to them; a model that would have made
-no call (or one) anyway looks the same.
+no call (or one) anyway looks the same, as does, for `stop`, a model that stopped by
+itself right before the stop string.
 
 The verdict is `all honored` when every parameter sent was honored (`; n/a: ...` added
 for those the wire cannot send), else the parameters grouped by what happened to them,
