@@ -46,6 +46,12 @@ CONTEXT_PERSONAS = [
 LOAD_PERSONAS = ["crossed-streams"]
 SCHEMA_PERSONAS = ["schema-rejecting", "schema-fails-open", "args-as-string"]
 CLIENT_PERSONAS = ["custom-tool-rejecting", "system-turn-rejecting"]
+PARAM_PERSONAS = [
+    "ollama-ignores-tool-choice",
+    "sglang-ignores-parallel",
+    "ignores-limits",
+    "rejects-stop",
+]
 PERSONAS = [
     "well-behaved",
     "qwen3-no-parser",
@@ -64,6 +70,7 @@ PERSONAS = [
     *LOAD_PERSONAS,
     *SCHEMA_PERSONAS,
     *CLIENT_PERSONAS,
+    *PARAM_PERSONAS,
     "llama-server-deepseek-recorded",
     "llama-server-none-recorded",
     "llama-server-skip-recorded",

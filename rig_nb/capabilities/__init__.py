@@ -14,6 +14,7 @@ api_parity.py  the probe and the question over every other wire
 stream_grammar.py  whether streams keep their grammar
 concurrency.py four probes at once: parallel, serialized, errors under load, crossed
 tool_schemas.py  tool_schema_report (SCHEMA_FEATURES or your tools), the tool_schemas check
+honored.py     honored_params (tool_choice, parallel_tool_calls, max_tokens, stop applied?)
 advice.py      which of the server profile's advice a verdict calls for
 """
 

@@ -36,6 +36,7 @@ from .advice import advice
 from .agent_clients import AGENT_CLIENT_REQUESTS, agent_clients_check
 from .api_parity import api_parity
 from .concurrency import CONCURRENT_PROBES, concurrency_check
+from .honored import HONORED_PARAMS, honored_params_check
 from .long_context import context_window_check, prefix_cache_check, server_facts
 from .replies import (
     ALL,
@@ -190,6 +191,11 @@ def _agent_clients(asked: Asked) -> Found:
     return agent_clients_check(asked.client, asked.model, asked.server, stream=asked.stream)
 
 
+def _honored(asked: Asked) -> Found:
+    found = honored_params_check(asked.client, asked.model, asked.server)
+    return found.verdict, found.evidence, found.advice, found.trace
+
+
 def _parity(asked: Asked) -> Found:
     model = asked.model
     verdict, evidence, fix, trace = api_parity(
@@ -226,6 +232,7 @@ _SPECS: dict[str, _Spec] = {
     "prefix_cache": _Spec(("auto", "question"), 2, _prefix),
     "concurrency": _Spec((), 1 + CONCURRENT_PROBES, _concurrency),
     "tool_schemas": _Spec((), len(TOOL_SCHEMAS_FEATURES), _tool_schemas),
+    "honored_params": _Spec((), len(HONORED_PARAMS), _honored),
     "agent_clients": _Spec((), AGENT_CLIENT_REQUESTS * len(CLIENTS), _agent_clients),
     "api_parity": _Spec(("question", "auto"), 2 * (len(WIRES) - 1), _parity),
 }

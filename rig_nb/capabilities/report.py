@@ -43,7 +43,7 @@ _JUDGED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "prefix_cache": (("reused",), ("not reused",)),
     "concurrency": (("parallel",), ("crossed", "errors under load")),
     "tool_schemas": (("ok",), ("",)),
-    "honored_params": (("all honored",), ("ignored",)),
+    "honored_params": (("all honored",), ("ignored", "rejected")),
     "agent_clients": ((), ()),
     NOT_OPENAI_COMPATIBLE: ((), ("",)),
 }

@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..testing import Response, chat_reply
@@ -266,6 +266,19 @@ class Heard:
         return deliberation(self.prompt, tools, [c.result for c in self.calls], plan)
 
 
+def _stops(raw: Any) -> list[str]:
+    """A chat request's `stop`: one string or a list of them."""
+    if isinstance(raw, str):
+        return [raw] if raw else []
+    return [s for s in raw if isinstance(s, str) and s] if isinstance(raw, list) else []
+
+
+def _cut_at(text: str, stops: list[str]) -> str:
+    """`text` up to the first of `stops` in it (the stop string left out, as servers do)."""
+    found = [i for i in (text.find(s) for s in stops) if i >= 0]
+    return text[: min(found)] if found else text
+
+
 def _default_string(param: str) -> str:
     return "Lisbon" if any(k in param.lower() for k in ("city", "location", "place")) else "hello"
 
@@ -357,6 +370,9 @@ class Persona:
 
     name: str = ""
     owned_by: str = "rig-nb-demo"
+    # Request parameters this persona's server accepts and does not apply (`stop`,
+    # `parallel_tool_calls`, `max_tokens`); every other persona applies them as sent.
+    ignores: frozenset[str] = frozenset()
 
     def reply(self, request: Mapping[str, Any]) -> Mapping[str, Any] | Response | Stream:
         turn = Heard.parse(request)
@@ -370,10 +386,17 @@ class Persona:
 
     def finish(self, turn: Heard, said: Said) -> dict[str, Any]:
         calls = [(n, a if isinstance(a, str) else json.dumps(a)) for n, a in said.tool_calls]
+        if turn.request.get("parallel_tool_calls") is False and (
+            "parallel_tool_calls" not in self.ignores
+        ):
+            calls = calls[:1]
+        stops = _stops(turn.request.get("stop"))
+        if stops and said.content and "stop" not in self.ignores:
+            said = replace(said, content=_cut_at(said.content, stops))
         used = sum(count_words(s) for s in (said.reasoning_content, said.reasoning, said.content))
         used += sum(count_words(a) for _, a in calls)
         finish = "tool_calls" if calls else "stop"
-        budget = turn.max_tokens
+        budget = None if "max_tokens" in self.ignores else turn.max_tokens
         if budget is not None and used > budget:
             # Cut where the budget ran out: fields first, as a model emits them.
             left = budget

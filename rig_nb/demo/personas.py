@@ -24,6 +24,7 @@ from .evaluation_personas import agent_step, evaluation_personas
 from .family_personas import family_personas
 from .kit import Heard, MarkupCalls, Persona, Said, Stream, count_words, short
 from .load_personas import load_personas
+from .param_personas import param_personas
 from .reasoning_personas import reasoning_personas
 from .schema_personas import held_call, schema_personas
 
@@ -312,4 +313,5 @@ def default_personas() -> list[Persona]:
         *load_personas(),
         *schema_personas(),
         *client_personas(),
+        *param_personas(),
     ]

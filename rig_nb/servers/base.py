@@ -245,6 +245,22 @@ _GENERIC = {
     "prefix_cache": "keep the system prompt fixed and the arguments' order stable, and use a "
     "template that renders earlier turns unchanged (a template that drops earlier reasoning: "
     "the flag that keeps it, such as chat_template_kwargs.preserve_thinking)",
+    "honored_params": "the server accepted a parameter and did not apply it: do not rely on "
+    "it with this server; check what comes back on the client",
+    "honored_params:tool_choice=none": "the server ignores tool_choice none: leave the tools "
+    "out of a request that must not call one",
+    "honored_params:tool_choice=named": "the server ignores a named tool_choice: offer only "
+    "the tool that must be called",
+    "honored_params:tool_choice=required": 'the server ignores tool_choice "required": ask '
+    "for the call in the prompt and check that one came back",
+    "honored_params:parallel_tool_calls=false": "the server ignores parallel_tool_calls "
+    "false: run one call per reply on the client, or say so in the system prompt",
+    "honored_params:max_tokens": "the server ignores max_tokens: replies can run long; bound "
+    "them with the server's own limit and the Client's deadline",
+    "honored_params:stop": "the server ignores stop: cut the answer at the stop string on "
+    "the client",
+    "honored_params:rejected": "the server refused a parameter (its words are in the "
+    "evidence): leave it out of requests to this server",
     "api_parity": "this wire's route handles replies differently from chat: run the agent "
     "over the wire whose row is clean",
     "api_parity:responses": "the Responses route of this server handles replies differently "

@@ -7,6 +7,7 @@ for off, a budget as `thinking_budget_tokens`; reasoning goes back as
 `reasoning_content`. `/props` gives the build and the per-slot context; the template
 renders on request at `/apply-template`. Its grammar engine (json-schema-to-grammar)
 matches a `pattern` whole and builds no grammar for what it cannot read.
+parallel_tool_calls defaults to false (ggml-org/llama.cpp#21890).
 """
 
 from __future__ import annotations
@@ -96,6 +97,12 @@ LLAMA_CPP = BASE.derive(
     template_route="/apply-template",
     schema_dialect=SCHEMA_DIALECT,
     texts={
+        "honored_params:parallel_tool_calls=false": "llama-server's parallel_tool_calls "
+        "defaults to false (ggml-org/llama.cpp#21890), so several calls in one reply come from "
+        "the template or the model, not the setting: update llama-server and its chat template",
+        "honored_params": "llama-server accepted a parameter and did not apply it: update it "
+        "(note parallel_tool_calls defaults to false there, ggml-org/llama.cpp#21890: send true "
+        "for several calls per reply)",
         "tool_choice_auto": "start llama-server with --jinja, and a chat template with tool "
         "support (--chat-template-file, e.g. models/templates/ in the llama.cpp tree) if the "
         "model's lacks it",

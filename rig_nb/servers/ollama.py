@@ -6,6 +6,8 @@ as owned by `ollama`). Thinking on its /v1 is `reasoning_effort` alone (it ignor
 `/api/version` gives the version; the window is `num_ctx` in effect: the model's
 `parameters` line from `/api/show`, else Ollama's default of 4096, held to the model's
 trained length.
+tool_choice is accepted and ignored (forced and none) on its OpenAI and Anthropic layers
+(ollama/ollama#17921); /v1/chat/completions ignores max_tokens (ollama/ollama#18575).
 """
 
 from __future__ import annotations
@@ -93,6 +95,18 @@ OLLAMA = BASE.derive(
         ),
     ),
     texts={
+        "honored_params:tool_choice=none": "Ollama ignores tool_choice none on its OpenAI and "
+        "Anthropic layers (ollama/ollama#17921): leave the tools out of a request that must not "
+        "call one",
+        "honored_params:tool_choice=named": "Ollama ignores a forced tool_choice on its OpenAI "
+        "and Anthropic layers (ollama/ollama#17921): offer only the tool that must be called "
+        "(rig_nb does so on the native /api/chat)",
+        "honored_params:tool_choice=required": "Ollama ignores a forced tool_choice on its "
+        "OpenAI and Anthropic layers (ollama/ollama#17921): ask for the call in the prompt and "
+        "check that a call came back",
+        "honored_params:max_tokens": "Ollama's /v1/chat/completions ignores max_tokens "
+        "(ollama/ollama#18575): set num_predict in the Modelfile, or use the native /api/chat "
+        '(api="ollama" sends options.num_predict)',
         "tool_choice_auto": "use a model whose template supports tools (`ollama show --template "
         "MODEL` shows `.Tools`); update Ollama for the model's tool parser",
         "reasoning_location": 'send "think": true (or a level for gpt-oss) and update Ollama: '

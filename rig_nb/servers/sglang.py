@@ -3,6 +3,7 @@
 Recognised by the model list's owner (`sglang`). Thinking as vLLM's (`chat_template_kwargs`
 `enable_thinking` and `thinking`, a budget as `thinking_token_budget`);
 `/get_server_info` gives the version and the context length.
+parallel_tool_calls=false is accepted and not enforced (sgl-project/sglang#37157).
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ SGLANG = BASE.derive(
     # xgrammar (their default structured-outputs backend) matches a pattern whole.
     schema_dialect=SchemaDialect(anchor=ANY_CHAR, sources=("mlc-ai/xgrammar#838",)),
     texts={
+        "honored_params:parallel_tool_calls=false": "SGLang does not enforce "
+        "parallel_tool_calls=false (sgl-project/sglang#37157): run one call per reply on the "
+        "client (the loop runs them in order) or say so in the system prompt",
         "tool_choice_auto": "start SGLang with --tool-call-parser <parser for the model>",
         "reasoning_location": "start SGLang with --reasoning-parser <parser for the model>",
         "concurrency": "SGLang runs at most --max-running-requests at once: raise it if "

@@ -7,6 +7,8 @@ renamed `reasoning_content`, #33402 removed it: vLLM >= 0.20 reads `reasoning` o
 vllm#38488). `/version` gives the version, the model list's `max_model_len` the window.
 Its structured-outputs backends hold `$ref`, `pattern` and `format` in `response_format`;
 tool arguments are constrained only with `strict` (vllm#49661).
+A named tool's arguments are constrained only with strict (vllm-project/vllm#49661);
+tool_choice=required runs to max tokens on some models (vllm-project/vllm#50399).
 """
 
 from __future__ import annotations
@@ -34,6 +36,15 @@ VLLM = BASE.derive(
     # xgrammar (their default structured-outputs backend) matches a pattern whole.
     schema_dialect=SchemaDialect(anchor=ANY_CHAR, sources=("mlc-ai/xgrammar#838", "vllm#46924")),
     texts={
+        "honored_params:tool_choice=required": "vLLM's tool_choice required runs to max tokens "
+        "without a call on some models (vllm-project/vllm#50399): send tool_choice auto and "
+        "ask for the call in the prompt, or update vLLM",
+        "honored_params:tool_choice=named": "vLLM constrains a named tool's arguments only with "
+        "strict (vllm-project/vllm#49661): send strict: true in the function, or validate the "
+        "arguments on the client (the loop feeds bad ones back as errors)",
+        "honored_params": "vLLM accepted a parameter and did not apply it: check the "
+        "--tool-call-parser and update vLLM (vllm-project/vllm#49661: arguments are "
+        "constrained only with strict)",
         # vLLM answers tool_choice "auto" with 400 unless both flags are set (seen with 0.32:
         # '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be
         # set'), so a reply in text means they are: the parser did not read the model's call.

@@ -144,6 +144,9 @@ class Wire:
     # The `Request.options` this wire sends (`context_window`: Ollama's num_ctx); the others
     # are recorded as not sent.
     options: ClassVar[frozenset[str]] = frozenset()
+    # The `Request` parameters this wire has a field for (`stop`, `parallel_tool_calls`); a
+    # request that sets one it lacks is refused with a ValueError when rendered.
+    params: ClassVar[frozenset[str]] = frozenset({"stop", "parallel_tool_calls"})
     # The token counts this wire's replies can carry (a count its grammar has no field for
     # is never reported, and says nothing about the server).
     usage_keys: ClassVar[frozenset[str]] = frozenset(

@@ -138,6 +138,14 @@ class Request:
     once per request: how the recorder sees the request as sent (`Iteration.prefix_break`).
     `shape`, when set, is applied to the body the wire rendered (`Wire.body`): how an agent
     client reshapes it (`rig_nb.clients`); the wire itself knows no client.
+
+    `stop` (strings the answer ends before; () sends none) and `parallel_tool_calls` (None
+    sends nothing; sent only with tools) go out in each wire's own field: chat's `stop`,
+    Messages' `stop_sequences`, Ollama's `options.stop`; chat's and Responses'
+    `parallel_tool_calls`, Messages' `tool_choice.disable_parallel_tool_use`. A wire
+    without the field (`Wire.params`: Responses has no stop, Ollama no
+    parallel_tool_calls) refuses the request with a ValueError before anything is sent,
+    rather than drop a setting the caller relies on.
     """
 
     model: str
@@ -150,12 +158,21 @@ class Request:
     extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     response_format: Mapping[str, Any] | None = None
     options: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    stop: tuple[str, ...] = ()
+    parallel_tool_calls: bool | None = None
     sent: Callable[[Mapping[str, Any], Request], None] | None = field(
         default=None, compare=False, repr=False
     )
     shape: Callable[[dict[str, Any], Request], dict[str, Any]] | None = field(
         default=None, compare=False, repr=False
     )
+
+    def __post_init__(self) -> None:
+        if isinstance(self.stop, str) or not all(isinstance(s, str) and s for s in self.stop):
+            raise ValueError("stop must be a tuple of non-empty strings")
+        object.__setattr__(self, "stop", tuple(self.stop))
+        if self.parallel_tool_calls is not None and not isinstance(self.parallel_tool_calls, bool):
+            raise ValueError("parallel_tool_calls must be True, False or None")
 
     def messages(self) -> list[dict[str, Any]]:
         """The turns as the trace records them."""

@@ -24,9 +24,9 @@ def test_every_check_is_there_within_the_request_budget() -> None:
     report, requests = report_of(FakeServer())
     assert [c.name for c in report.checks] == list(CHECKS)
     # The model list and 14 + prefix_cache 2 (no window known here: context_window sends
-    # nothing) + concurrency 4 + tool_schemas 6 + api_parity 2 for each other wire
-    # + agent_clients 2 a client.
-    assert len(requests) <= 1 + 14 + 2 + 4 + 6 + 2 * (len(WIRES) - 1) + CHECKS["agent_clients"]
+    # nothing) + concurrency 4 + tool_schemas 6 + honored_params 6 + api_parity 2 for each
+    # other wire + agent_clients 2 a client.
+    assert len(requests) <= 1 + 14 + 2 + 4 + 6 + 6 + 2 * (len(WIRES) - 1) + CHECKS["agent_clients"]
     assert report.model == "m"
     verdicts = {c.name: c.verdict for c in report.checks}
     assert verdicts.pop("concurrency").startswith("parallel (")  # an instant server
@@ -56,6 +56,8 @@ def test_every_check_is_there_within_the_request_budget() -> None:
         # A named tool_choice gets text here, as tool_choice "auto" does.
         "tool_schemas": "no call: plain, ref_defs, any_of_null, pattern_unanchored, "
         "format_date_time, nested_3",
+        # It calls ping whatever is named, and its answer never lists the words asked for.
+        "honored_params": "unclear: tool_choice=named, stop",
         # The fake streams chat events on every route, and always calls a tool.
         "agent_clients": "claude-code BackendError; codex BackendError; "
         "opencode IterationLimitError",
@@ -230,7 +232,7 @@ def test_an_address_that_does_not_serve_the_api_gets_one_check(post: Response, s
     ],
 )
 def test_failed_requests_never_read_as_findings(get: Response, post: Response) -> None:
-    with ScriptedServer([_answering(get, post)] * 36) as server:
+    with ScriptedServer([_answering(get, post)] * 42) as server:
         with Client(server.base_url, KEY, max_retries=0) as client:
             report = endpoint_report(client, "m")
         requests = len(server.requests)
@@ -238,7 +240,7 @@ def test_failed_requests_never_read_as_findings(get: Response, post: Response) -
     # The model list, at most 18 model requests (DESIGN, Round 4), tool_schemas' control
     # (plain refused: the other five are not sent) and agent_clients' first request of each
     # client (the run ends at the failure).
-    assert requests <= 20 + len(CLIENTS)
+    assert requests <= 21 + len(CLIENTS)
     status = post.status
     verdicts = {c.name: c.verdict for c in report.checks}
     assert verdicts == {
@@ -258,6 +260,7 @@ def test_failed_requests_never_read_as_findings(get: Response, post: Response) -
         "thinking_switch": f"error {status}",
         "concurrency": f"error {status}",
         "tool_schemas": f"error {status}",
+        "honored_params": f"error {status}",
         "api_parity": f"error {status}",
         "agent_clients": (
             "claude-code n/a; codex n/a; opencode n/a"

@@ -37,7 +37,8 @@ LONG = RunRequest(
 # DESIGN's bound: the model list, the metadata routes, and at most 18 model requests.
 # DESIGN's 18 (round 3's 14, context_window 1, prefix_cache 1, and api_parity's 2 over
 # the Responses wire), then concurrency's four at once, api_parity's 2 over each wire
-# beyond chat and responses, prefix_cache's third turn (issue 45), tool_schemas' six and
+# beyond chat and responses, prefix_cache's third turn (issue 45), tool_schemas' six,
+# honored_params' six and
 # agent_clients' 2 for each client.
 MODEL_REQUESTS = (
     18
@@ -45,6 +46,7 @@ MODEL_REQUESTS = (
     + 2 * (len(WIRES) - 2)
     + 1
     + CHECKS["tool_schemas"]
+    + CHECKS["honored_params"]
     + CHECKS["agent_clients"]
 )
 

@@ -101,6 +101,10 @@ DEMO_RUNS = [
     Run("args-as-string", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     Run("custom-tool-rejecting", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     Run("system-turn-rejecting", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("ollama-ignores-tool-choice", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("sglang-ignores-parallel", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("ignores-limits", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
+    Run("rejects-stop", CALL, "ok", "answer", [NONE] * 3, {"none"}, 3),
     # Real llama-server replies: SmolLM2 under a Qwen3-style template that opens <think>.
     Run(
         "llama-server-deepseek-recorded",

@@ -53,7 +53,8 @@ MODEL_ROUTES = ("chat/completions", "responses", "messages", "api/chat")
 # endpoint_report's bound: DESIGN's 18 (the probes 3, the question 1, both streamed 2,
 # reasoning_replay 3, thinking_switch 2, structured_output 1, context_window 1, prefix_cache
 # 1, api_parity 2 over the second wire), concurrency's four at once, api_parity's two over
-# each further wire, prefix_cache's third turn (issue 45), tool_schemas' six and
+# each further wire, prefix_cache's third turn (issue 45), tool_schemas' six,
+# honored_params' six and
 # agent_clients' two for each agent client (round 5).
 MAX_MODEL_REQUESTS = (
     18
@@ -61,6 +62,7 @@ MAX_MODEL_REQUESTS = (
     + 2 * (len(WIRES) - 2)
     + 1
     + CHECKS["tool_schemas"]
+    + CHECKS["honored_params"]
     + CHECKS["agent_clients"]
 )
 

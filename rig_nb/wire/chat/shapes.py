@@ -89,8 +89,11 @@ def chat_body(
     stream: bool = False,
     extra_body: Mapping[str, Any] | None = None,
     response_format: Mapping[str, Any] | None = None,
+    stop: Sequence[str] = (),
+    parallel_tool_calls: bool | None = None,
 ) -> dict[str, Any]:
-    """The request body the loop and the probe send (extra_body merged last, checked)."""
+    """The request body the loop and the probe send (extra_body merged last, checked);
+    `stop` as a list when given, `parallel_tool_calls` only beside tools."""
     body: dict[str, Any] = {"model": model, "messages": list(messages)}
     key = "max_completion_tokens" if uses_max_completion_tokens(model) else "max_tokens"
     body[key] = max_tokens
@@ -100,6 +103,10 @@ def chat_body(
         body["tools"] = list(tools)
         if tool_choice is not None:
             body["tool_choice"] = tool_choice
+        if parallel_tool_calls is not None:
+            body["parallel_tool_calls"] = parallel_tool_calls
+    if stop:
+        body["stop"] = list(stop)
     if stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
@@ -207,6 +214,8 @@ def request_body(request: Request) -> dict[str, Any]:
         stream=request.stream,
         extra_body=request.extra,
         response_format=request.response_format,
+        stop=request.stop,
+        parallel_tool_calls=request.parallel_tool_calls,
     )
 
 

@@ -28,7 +28,9 @@ __all__ = [
     "sse_event",
 ]
 
-_MESSAGES_ONLY = frozenset({"system", "messages", "thinking", "tool_choice", "tools", "stream"})
+_MESSAGES_ONLY = frozenset(
+    {"system", "messages", "thinking", "tool_choice", "tools", "stream", "stop_sequences"}
+)
 _STOP = {
     "stop": "end_turn",
     "length": "max_tokens",
@@ -117,7 +119,8 @@ def _user(blocks: list[Any]) -> list[dict[str, Any]]:
 
 def chat_request(body: Mapping[str, Any]) -> dict[str, Any]:
     """The chat body for a Messages request: system first, tool results as tool messages,
-    thinking blocks as the reasoning of their turn, tools and tool_choice in chat's shape,
+    thinking blocks as the reasoning of their turn, tools and tool_choice in chat's shape
+    (`disable_parallel_tool_use` as `parallel_tool_calls`), `stop_sequences` as `stop`,
     the thinking switch as chat_template_kwargs. ValueError for what cannot be read."""
     turns = body.get("messages")
     if not isinstance(turns, list) or not turns:
@@ -161,6 +164,10 @@ def chat_request(body: Mapping[str, Any]) -> dict[str, Any]:
         chat["tool_choice"] = kind
     elif kind == "any":
         chat["tool_choice"] = "required"
+    if isinstance(choice, dict) and isinstance(choice.get("disable_parallel_tool_use"), bool):
+        chat["parallel_tool_calls"] = not choice["disable_parallel_tool_use"]
+    if "stop_sequences" in body:
+        chat["stop"] = body["stop_sequences"]
     thinking = body.get("thinking")
     if isinstance(thinking, dict) and thinking.get("type") in ("enabled", "disabled"):
         on = thinking["type"] == "enabled"

@@ -148,6 +148,23 @@ def _tool_choice(choice: Any) -> Any:
     return choice
 
 
+# The tool_choice types that take `disable_parallel_tool_use` ("none" does not).
+_PARALLEL_CHOICES = frozenset({"auto", "any", "tool"})
+
+
+def _parallel(choice: Any, parallel: bool | None) -> Any:
+    """`choice` with `disable_parallel_tool_use` set from `parallel_tool_calls` (Messages has
+    no parallel_tool_calls; its tool_choice carries the switch): an unset choice becomes
+    `auto`, and a `none` choice (no calls at all) takes no switch."""
+    if parallel is None:
+        return choice
+    if choice is None:
+        choice = {"type": "auto"}
+    if not isinstance(choice, Mapping) or choice.get("type") not in _PARALLEL_CHOICES:
+        return choice
+    return {**choice, "disable_parallel_tool_use": not parallel}
+
+
 def messages_body(request: Request) -> dict[str, Any]:
     """The Messages request for `request`; extra fields go out as they are, but what the
     wire renders wins, and an enabled thinking budget is held to `max_tokens - 1`."""
@@ -163,8 +180,12 @@ def messages_body(request: Request) -> dict[str, Any]:
             {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
             for t in request.tools
         ]
-        if request.tool_choice is not None:
-            body["tool_choice"] = _tool_choice(request.tool_choice)
+        choice = _tool_choice(request.tool_choice) if request.tool_choice is not None else None
+        body_choice = _parallel(choice, request.parallel_tool_calls)
+        if body_choice is not None:
+            body["tool_choice"] = body_choice
+    if request.stop:
+        body["stop_sequences"] = list(request.stop)
     if request.stream:
         body["stream"] = True
     extra = check_extra_body(request.extra)

@@ -101,9 +101,9 @@ def _response_format(value: Any) -> dict[str, Any] | None:
 
 def chat_request(body: Mapping[str, Any]) -> dict[str, Any]:
     """The chat body for an `/api/chat` request: messages with ids made for the calls,
-    `options.num_predict` as `max_tokens`, `think` as the chat switches, `format` as
-    `response_format`, tools offered as `tool_choice: "auto"`; `options` kept as sent (what
-    a persona reads num_ctx from).
+    `options.num_predict` as `max_tokens`, `options.stop` as `stop`, `think` as the chat
+    switches, `format` as `response_format`, tools offered as `tool_choice: "auto"`;
+    `options` kept as sent (what a persona reads num_ctx from).
     ValueError for what cannot be read. `stream` is true unless the request says false."""
     raw = body.get("messages")
     if not isinstance(raw, list):
@@ -119,6 +119,8 @@ def chat_request(body: Mapping[str, Any]) -> dict[str, Any]:
         chat["max_tokens"] = options["num_predict"]
     if isinstance(options.get("temperature"), int | float) and options["temperature"] != 0:
         chat["temperature"] = options["temperature"]
+    if "stop" in options:
+        chat["stop"] = options["stop"]
     if isinstance(chat.get("tools"), list) and chat["tools"]:
         chat["tool_choice"] = "auto"  # Ollama has no tool_choice: the model always may call
     chat.update(_switch(body.get("think")))

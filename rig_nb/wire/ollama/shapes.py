@@ -91,7 +91,14 @@ def _format(response_format: Mapping[str, Any] | None) -> Any:
 
 def ollama_body(request: Request) -> dict[str, Any]:
     """The `/api/chat` body for `request`; extra fields go out as they are (a caller's
-    `options` are merged over ours, but `num_predict` is the loop's `max_tokens`)."""
+    `options` are merged over ours, but `num_predict` is the loop's `max_tokens`); `stop`
+    goes out as `options.stop`. Ollama has no parallel_tool_calls: a request with one is a
+    ValueError."""
+    if request.parallel_tool_calls is not None:
+        raise ValueError(
+            "Ollama's /api/chat has no parallel_tool_calls: send it over chat, Responses or "
+            "Messages"
+        )
     extra = check_extra_body(request.extra)
     body: dict[str, Any] = {
         "model": request.model,
@@ -106,6 +113,8 @@ def ollama_body(request: Request) -> dict[str, Any]:
     window = request.options.get("context_window")
     if isinstance(window, int) and not isinstance(window, bool) and window > 0:
         options["num_ctx"] = window
+    if request.stop:
+        options["stop"] = list(request.stop)
     given = extra.pop("options", None)
     if given is not None and not isinstance(given, Mapping):
         raise ValueError("extra_body's options must be a mapping (Ollama's model options)")

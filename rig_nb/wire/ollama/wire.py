@@ -33,6 +33,7 @@ class OllamaWire(Wire):
     framing = "ndjson"
     switch_keys = frozenset({"think"})
     options = frozenset({"context_window"})  # sent as options.num_ctx
+    params = frozenset({"stop"})  # options.stop; /api/chat has no parallel_tool_calls
     not_found = (
         "this endpoint may not be Ollama: /api/chat answered 404 (Ollama serves it at the "
         'base URL without /v1); api="chat" uses /v1/chat/completions'

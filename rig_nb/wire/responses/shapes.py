@@ -113,8 +113,12 @@ def responses_body(request: Request) -> dict[str, Any]:
 
     `response_format` goes out as the API's `text.format` too, unless `text` is set: vLLM
     applies the one, llama-server's /v1/responses (which hands the body on to its chat
-    route) the other.
+    route) the other. The API has no `stop`: a request with one is a ValueError.
     """
+    if request.stop:
+        raise ValueError(
+            "the Responses API has no stop parameter: send stop over chat, Messages or Ollama"
+        )
     instructions, items = _input_items(request.turns)
     body: dict[str, Any] = {"model": request.model, "input": items, "store": False}
     if instructions is not None:
@@ -134,6 +138,8 @@ def responses_body(request: Request) -> dict[str, Any]:
         ]
         if request.tool_choice is not None:
             body["tool_choice"] = _tool_choice(request.tool_choice)
+        if request.parallel_tool_calls is not None:
+            body["parallel_tool_calls"] = request.parallel_tool_calls
     extra = check_extra_body(request.extra)
     formatted = check_response_format(request.response_format)
     if formatted is not None:

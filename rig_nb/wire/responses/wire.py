@@ -24,6 +24,8 @@ class ResponsesWire(SdkWire):
         'api="chat" uses /chat/completions'
     )
 
+    params = frozenset({"parallel_tool_calls"})  # the Responses API has no stop
+
     render = staticmethod(responses_body)
     parse_body = staticmethod(parse_response_body)
     reader_type = ResponsesReader
