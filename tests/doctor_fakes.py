@@ -72,6 +72,6 @@ class FakeServer:
 
 
 def report_of(fake: FakeServer, **kw: Any) -> tuple[Any, list[RecordedRequest]]:
-    with ScriptedServer([fake] * 40) as server, Client(server.base_url, KEY) as client:
+    with ScriptedServer([fake] * 64) as server, Client(server.base_url, KEY) as client:
         report = endpoint_report(client, "m", **kw)
         return report, list(server.requests)
