@@ -47,6 +47,9 @@ TOOL_CHOICE_OPTIONS: list[tuple[str, str | None]] = [
 _HIDDEN = {"display": "none"}
 _CELL = "padding:3px 6px;vertical-align:top;border-bottom:1px solid #eee"
 _FLAG = re.compile(r"--[\w.-]+")
+# A verdict that lists what failed (`ignored: tool_choice=none, ...`) wraps at its spaces
+# rather than push evidence and fix out of an 800 px output area.
+_VERDICT = "min-width:7em;max-width:16em"
 
 
 def _no_break_flags(text: str) -> str:
@@ -62,9 +65,9 @@ def report_html(rows: list[list[str]]) -> str:
     )
     body = "".join(
         f'<tr><td style="{_CELL};white-space:nowrap">{esc(name)}</td>'
-        f'<td style="{_CELL};white-space:nowrap">{esc(verdict)}</td>'
-        f'<td style="{_CELL};overflow-wrap:break-word">{esc(evidence)}</td>'
-        f'<td style="{_CELL};overflow-wrap:break-word">{_no_break_flags(fix)}</td></tr>'
+        f'<td style="{_CELL};{_VERDICT}">{esc(verdict)}</td>'
+        f'<td style="{_CELL};overflow-wrap:anywhere">{esc(evidence)}</td>'
+        f'<td style="{_CELL};overflow-wrap:anywhere">{_no_break_flags(fix)}</td></tr>'
         for name, verdict, evidence, fix in rows
     )
     return (

@@ -45,7 +45,7 @@ from rig_nb.widgets.trace_view import ITERATION_HEADER, LINE_CLASS
 
 OUTPUT_PX = 800
 # Tall enough that a whole view fits on screen: an element screenshot shows what is on screen.
-SHOT_HEIGHT = 2400
+SHOT_HEIGHT = 3000
 
 
 def test_quickstart_in_lab(
