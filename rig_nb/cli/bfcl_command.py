@@ -20,7 +20,7 @@ from .commands import api_key
 from .compare_command import read_endpoints
 from .hints import CommandError, install, url_problem
 from .tables import fit_columns
-from .text import Progress, plural, printable, terminal_width
+from .text import plural, printable, terminal_width
 
 if TYPE_CHECKING:
     from ..compare import Endpoint
@@ -103,14 +103,14 @@ def _causes(frame: Any) -> tuple[list[str], list[dict[str, str]]]:
 
 def cmd_bfcl(args: Namespace) -> int:
     endpoints = _endpoints(args)
-    from .compare_command import _check_outputs, _write
+    from .compare_command import _check_outputs, _write, run_compare
 
     _check_outputs(args)
     try:
         import pandas  # noqa: F401
     except ImportError:
         raise CommandError(f"bfcl needs pandas: {install('notebook')}", 1) from None
-    from ..compare import compare, summarize
+    from ..compare import summarize
     from ..report import save_html, save_traces
 
     scenarios = _scenarios(args)
@@ -120,20 +120,7 @@ def cmd_bfcl(args: Namespace) -> int:
     made_of = f"{plural(len(scenarios), 'case')} x {plural(len(endpoints), 'endpoint')}"
     budget.check_budget("bfcl", planned, args.max_requests, made_of)
     print(f"{made_of}: {planned} requests", file=sys.stderr)
-    progress = Progress(sys.stderr) if sys.stderr.isatty() else None
-    try:
-        frame = compare(
-            endpoints,
-            scenarios=scenarios,
-            stream=args.stream,
-            concurrency=args.concurrency,
-            progress=progress or False,
-            timeout=args.timeout,
-            deadline=args.deadline,
-        )
-    finally:
-        if progress is not None:
-            progress.close()
+    frame = run_compare(endpoints, scenarios, args)
     if args.json:
         print(frame.to_json(orient="records", indent=2))
     else:

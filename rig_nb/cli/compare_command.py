@@ -195,7 +195,7 @@ def cmd_compare(args: Namespace) -> int:
         import pandas  # noqa: F401
     except ImportError:
         raise CommandError(f"compare needs pandas: {install('notebook')}", 1) from None
-    from ..compare import DEFAULT_SCENARIOS, EVALUATION_SCENARIOS, compare, summarize
+    from ..compare import DEFAULT_SCENARIOS, EVALUATION_SCENARIOS, summarize
     from ..load import is_sweep
     from ..report import save_html, save_traces
 
@@ -215,22 +215,7 @@ def cmd_compare(args: Namespace) -> int:
         f"{plural(copies, 'copy')} at load {','.join(map(str, args.load))}",
     )
 
-    progress = Progress(sys.stderr) if sys.stderr.isatty() else None
-    try:
-        frame = compare(
-            endpoints,
-            scenarios=scenarios,
-            repeats=args.repeats,
-            stream=args.stream,
-            concurrency=args.concurrency,
-            load=args.load,
-            progress=progress or False,
-            timeout=args.timeout,
-            deadline=args.deadline,
-        )
-    finally:
-        if progress is not None:
-            progress.close()
+    frame = run_compare(endpoints, scenarios, args, repeats=args.repeats, load=args.load)
     traces = [frame.attrs["traces"][n] for n in sorted(frame.attrs["traces"])]
     # The results first: a file that cannot be written must not hide them.
     if args.json:
@@ -270,3 +255,25 @@ def cmd_compare(args: Namespace) -> int:
     if not exported:  # its own status: the rows' 0/1 is not reused for it
         return EXPORT_FAILED
     return 1 if failed or not written else 0
+
+
+def run_compare(endpoints: Any, scenarios: Any, args: Namespace, **more: Any) -> Any:
+    """compare() as the CLI runs it (`compare` and `bfcl`): the command's stream, concurrency,
+    timeout and deadline, a progress line on a terminal's stderr."""
+    from ..compare import compare
+
+    progress = Progress(sys.stderr) if sys.stderr.isatty() else None
+    try:
+        return compare(
+            endpoints,
+            scenarios=scenarios,
+            stream=args.stream,
+            concurrency=args.concurrency,
+            progress=progress or False,
+            timeout=args.timeout,
+            deadline=args.deadline,
+            **more,
+        )
+    finally:
+        if progress is not None:
+            progress.close()

@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import BackendError
 from .text import clean
 
-__all__ = ["error_object", "error_of", "raise_error_event"]
+__all__ = ["error_object", "error_of", "event_type", "raise_error_event"]
 
 # The endpoint's words kept here (a bound on memory; the boundary cuts them shorter).
 _WORDS = 4000
@@ -73,3 +73,14 @@ def raise_error_event(event: Any, *, named: bool = False) -> None:
     error = error_object(event, named=named)
     if error is not None:
         raise error_of(error, "stream")
+
+
+def event_type(event: Any) -> Any:
+    """The `type` of a decoded stream event of a typed-event wire (Responses, Messages),
+    after the checks every event gets first: a BackendError (kind protocol) for one that
+    is not a JSON object, the endpoint's own error for one that carries an error."""
+    if not isinstance(event, dict):
+        raise BackendError("ai backend: stream event is not a JSON object", kind="protocol")
+    if "error" in event or event.get("type") == "error":
+        raise_error_event(event)
+    return event.get("type")

@@ -19,9 +19,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import BackendError
 from ..base import Reply
-from ..error_objects import raise_error_event
+from ..error_objects import event_type
 from ..readers import FaultLog, quoted
 from ..sse import read_to_final
 from ..text import clean
@@ -211,11 +210,7 @@ class MessagesReader(FaultLog):
 
     def feed(self, event: Any) -> bool:
         """Take one decoded event; True when it carried text."""
-        if not isinstance(event, dict):
-            raise BackendError("ai backend: stream event is not a JSON object", kind="protocol")
-        if "error" in event or event.get("type") == "error":  # checked first: every event
-            raise_error_event(event)
-        kind = event.get("type")
+        kind = event_type(event)
         if kind == "content_block_delta":
             return self._delta(event)
         if kind == "content_block_start":

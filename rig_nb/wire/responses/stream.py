@@ -12,10 +12,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import BackendError
 from ..base import Reply
 from ..counts import server_timings, with_timings
-from ..error_objects import raise_error_event
+from ..error_objects import event_type
 from ..readers import FaultLog
 from ..sse import read_to_final
 from ..text import text_of
@@ -238,11 +237,7 @@ class ResponsesReader(FaultLog):
 
     def feed(self, event: Any) -> bool:
         """Take one decoded event; True when it carried text."""
-        if not isinstance(event, dict):
-            raise BackendError("ai backend: stream event is not a JSON object", kind="protocol")
-        if "error" in event or event.get("type") == "error":  # checked first: every event
-            raise_error_event(event)
-        kind = event.get("type")
+        kind = event_type(event)
         if kind in ("response.output_item.added", "response.output_item.done"):
             return self._item_event(event, kind.endswith("done"))
         if kind in _TERMINAL:
