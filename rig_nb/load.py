@@ -11,8 +11,9 @@ state per server instead of per request mixes two streams this way (vLLM
 
 from __future__ import annotations
 
+import math
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, cast
 
@@ -186,6 +187,19 @@ def _quantile(values: pd.Series, q: float) -> float:
     return float(known.quantile(q)) if len(known) else float("nan")
 
 
+def _finite(values: Iterable[object]) -> list[float]:
+    """Each value as a finite float, NaN for anything else: a count past float range or an
+    infinite latency in a hand-built frame is no figure, not an OverflowError."""
+    out = []
+    for v in values:
+        try:
+            f = float(v)  # type: ignore[arg-type]
+        except (TypeError, ValueError, OverflowError):
+            f = math.nan
+        out.append(f if math.isfinite(f) else math.nan)
+    return out
+
+
 def load_summary(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (endpoint, scenario, load) of a sweep's rows: `LOAD_SUMMARY_COLUMNS`.
 
@@ -203,9 +217,9 @@ def load_summary(df: pd.DataFrame) -> pd.DataFrame:
             "load": df["load"].to_numpy(),
             "repeat": df["repeat"].to_numpy(),
             "ok": (df["outcome"] == "ok").to_numpy(),
-            "latency_s": pd.to_numeric(df["latency_s"], errors="coerce").to_numpy(float),
-            "ttft_s": pd.to_numeric(df["ttft_s"], errors="coerce").to_numpy(float),
-            "tokens": pd.to_numeric(df["completion_tokens"], errors="coerce").to_numpy(float),
+            "latency_s": _finite(df["latency_s"]),
+            "ttft_s": _finite(df["ttft_s"]),
+            "tokens": _finite(df["completion_tokens"]),
         }
     )
     known: Walls = df.attrs.get("load_walls") or {}

@@ -3,6 +3,7 @@ matrix; the crossed_stream outcome explained."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -10,6 +11,7 @@ import pytest
 
 from rig_nb.compare import Endpoint, Scenario, compare
 from rig_nb.demo import DemoServer
+from rig_nb.load import load_summary
 from rig_nb.report import save_html
 from rig_nb.widgets import CompareView
 
@@ -63,3 +65,24 @@ def test_a_plain_compare_keeps_the_matrix(demo: DemoServer) -> None:
         assert "1/1 ok" in view.matrix.value
     finally:
         view.close()
+
+
+def test_load_summary_survives_numbers_no_server_meant() -> None:
+    # A hand-built frame: a count past float range, an infinite latency, the smallest float.
+    df = pd.DataFrame(
+        {
+            "endpoint": ["e", "e"],
+            "scenario": ["s", "s"],
+            "load": [1, 1],
+            "repeat": [0, 1],
+            "outcome": ["ok", "ok"],
+            "latency_s": [float("inf"), 1.0],
+            "ttft_s": [5e-324, None],
+            "completion_tokens": [10**400, 5],
+        }
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (row,) = load_summary(df).to_dict("records")
+    assert (row["runs"], row["ok"], row["p50_latency_s"], row["p50_ttft_s"]) == (2, 2, 1.0, 5e-324)
+    assert row["output_tokens_per_s"] == 5.0  # the count no float holds is left out
