@@ -89,3 +89,16 @@ ECHO = Tool(
     {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
     _echo,
 )
+
+
+# The doctor's checks with a real-tier test of their own (test_real_tool_schemas.py,
+# test_real_honored_params.py, test_real_agent_clients.py and vLLM's): a whole report on a
+# llama.cpp server or LiteLLM leaves them out, 18 slow model requests a report fewer.
+OWN_REAL_TESTS = ("tool_schemas", "honored_params", "agent_clients")
+
+
+def report_checks() -> list[str]:
+    """The checks a whole report on a real llama.cpp server or proxy asks for."""
+    from rig_nb.capabilities import CHECKS
+
+    return [c for c in CHECKS if c not in OWN_REAL_TESTS]

@@ -21,6 +21,7 @@ import pytest
 from client_view import client_for
 from llama_server_procs import Proc
 from llama_servers import LlamaServer
+from shared import report_checks
 
 from rig_nb.capabilities import CHECKS, EndpointReport, describe_report, endpoint_report
 from rig_nb.capabilities.concurrency import CONCURRENT_PROBES
@@ -76,7 +77,7 @@ def report_of(request: pytest.FixtureRequest) -> Iterator[Reports]:
         if server not in done:
             proc: Proc | LlamaServer = request.getfixturevalue(server)
             with client_for(proc.base_url) as client:
-                done[server] = endpoint_report(client, proc.model)
+                done[server] = endpoint_report(client, proc.model, checks=report_checks())
             print(f"\n[{server}]\n{describe_report(done[server])}")
         return done[server]
 
@@ -86,7 +87,7 @@ def report_of(request: pytest.FixtureRequest) -> Iterator[Reports]:
 def check_common(report: EndpointReport) -> None:
     """What every llama.cpp server here reports, whatever its flags."""
     assert report.server == "llama.cpp"
-    assert [c.name for c in report.checks] == list(CHECKS)
+    assert [c.name for c in report.checks] == report_checks()
     assert report.check("usage_reported").verdict == "yes"
     # Neither server reports completion_tokens_details (FINDINGS.md, "Usage").
     tokens = report.check("reasoning_tokens_reported")

@@ -42,6 +42,7 @@ from client_view import (
     weather_tool,
 )
 from llama_server_procs import LiteLLMProxy
+from shared import report_checks
 
 from rig_nb import Client, RunRequest
 from rig_nb.capabilities import EndpointReport, describe_report, endpoint_report
@@ -217,7 +218,7 @@ def test_a_400_through_the_proxy_is_an_http_error_without_key_or_address(
 
 def report_of(litellm_server: LiteLLMProxy, flavour: str) -> tuple[str, EndpointReport]:
     with client_for(litellm_server.base_url, key(litellm_server)) as client:
-        report = endpoint_report(client, litellm_server.models[flavour])
+        report = endpoint_report(client, litellm_server.models[flavour], checks=report_checks())
     text = describe_report(report)
     print(f"\n{text}")
     assert key(litellm_server) not in text
