@@ -102,3 +102,24 @@ def report_checks() -> list[str]:
     from rig_nb.capabilities import CHECKS
 
     return [c for c in CHECKS if c not in OWN_REAL_TESTS]
+
+
+def doctor_model_requests() -> int:
+    """endpoint_report's bound on model requests: DESIGN's 18 (the probes 3, the question 1,
+    both streamed 2, reasoning_replay 3, thinking_switch 2, structured_output 1,
+    context_window 1, prefix_cache 1, api_parity 2 over the second wire), concurrency's four
+    at once, api_parity's two over each further wire, prefix_cache's third turn (issue 45),
+    and round 5's tool_schemas, honored_params and agent_clients."""
+    from rig_nb.capabilities import CHECKS
+    from rig_nb.capabilities.concurrency import CONCURRENT_PROBES
+    from rig_nb.wire import WIRES
+
+    return (
+        18
+        + CONCURRENT_PROBES
+        + 2 * (len(WIRES) - 2)
+        + 1
+        + CHECKS["tool_schemas"]
+        + CHECKS["honored_params"]
+        + CHECKS["agent_clients"]
+    )

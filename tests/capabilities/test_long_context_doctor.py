@@ -12,10 +12,10 @@ from urllib.parse import urlsplit
 
 import pytest
 from cli_helpers import cli
+from shared import doctor_model_requests
 
 from rig_nb import BackendError, Client, RunRequest
 from rig_nb.capabilities import CHECKS, describe_report, endpoint_report
-from rig_nb.capabilities.concurrency import CONCURRENT_PROBES
 from rig_nb.capabilities.long_context import MAX_WINDOW_CHECKED, OLLAMA_DEFAULT_WINDOW
 from rig_nb.compare import Endpoint, Scenario, compare
 from rig_nb.demo import DEMO_SYSTEM, DemoServer
@@ -29,26 +29,12 @@ from rig_nb.demo.context_personas import (
 from rig_nb.report import save_html, to_otel
 from rig_nb.testing import LoopbackServer, RecordedRequest, Response, chat_reply, streamed
 from rig_nb.testing import tool_call as scripted_call
-from rig_nb.wire import WIRES
 
 LONG = RunRequest(
     "ollama-truncates-silently", 512, system=DEMO_SYSTEM, prompt=LONG_PROMPT, tools=long_tools()
 )
-# DESIGN's bound: the model list, the metadata routes, and at most 18 model requests.
-# DESIGN's 18 (round 3's 14, context_window 1, prefix_cache 1, and api_parity's 2 over
-# the Responses wire), then concurrency's four at once, api_parity's 2 over each wire
-# beyond chat and responses, prefix_cache's third turn (issue 45), tool_schemas' six,
-# honored_params' six and
-# agent_clients' 2 for each client.
-MODEL_REQUESTS = (
-    18
-    + CONCURRENT_PROBES
-    + 2 * (len(WIRES) - 2)
-    + 1
-    + CHECKS["tool_schemas"]
-    + CHECKS["honored_params"]
-    + CHECKS["agent_clients"]
-)
+# DESIGN's bound on model requests, with this round's checks (shared.doctor_model_requests).
+MODEL_REQUESTS = doctor_model_requests()
 
 
 def _model_requests(requests: list[RecordedRequest]) -> int:

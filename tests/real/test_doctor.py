@@ -21,12 +21,10 @@ import pytest
 from client_view import client_for
 from llama_server_procs import Proc
 from llama_servers import LlamaServer
-from shared import report_checks
+from shared import doctor_model_requests, report_checks
 
-from rig_nb.capabilities import CHECKS, EndpointReport, describe_report, endpoint_report
-from rig_nb.capabilities.concurrency import CONCURRENT_PROBES
+from rig_nb.capabilities import EndpointReport, describe_report, endpoint_report
 from rig_nb.demo.recording import RecordingProxy
-from rig_nb.wire import WIRES
 
 pytestmark = pytest.mark.real
 
@@ -51,21 +49,8 @@ ASKING = (
 OTHER_ROUTES = ("responses", "messages", "api/chat", "apply-template", "tokenize", "props")
 # The model requests, on any wire.
 MODEL_ROUTES = ("chat/completions", "responses", "messages", "api/chat")
-# endpoint_report's bound: DESIGN's 18 (the probes 3, the question 1, both streamed 2,
-# reasoning_replay 3, thinking_switch 2, structured_output 1, context_window 1, prefix_cache
-# 1, api_parity 2 over the second wire), concurrency's four at once, api_parity's two over
-# each further wire, prefix_cache's third turn (issue 45), tool_schemas' six,
-# honored_params' six and
-# agent_clients' two for each agent client (round 5).
-MAX_MODEL_REQUESTS = (
-    18
-    + CONCURRENT_PROBES
-    + 2 * (len(WIRES) - 2)
-    + 1
-    + CHECKS["tool_schemas"]
-    + CHECKS["honored_params"]
-    + CHECKS["agent_clients"]
-)
+# DESIGN's bound on model requests, with this round's checks (shared.doctor_model_requests).
+MAX_MODEL_REQUESTS = doctor_model_requests()
 
 
 @pytest.fixture(scope="module")
