@@ -69,6 +69,7 @@ def test_a_plain_compare_keeps_the_matrix(demo: DemoServer) -> None:
 
 def test_load_summary_survives_numbers_no_server_meant() -> None:
     # A hand-built frame: a count past float range, an infinite latency, the smallest float.
+    # The big count is an object column: pandas 2.x cannot infer a dtype for it.
     df = pd.DataFrame(
         {
             "endpoint": ["e", "e"],
@@ -78,7 +79,7 @@ def test_load_summary_survives_numbers_no_server_meant() -> None:
             "outcome": ["ok", "ok"],
             "latency_s": [float("inf"), 1.0],
             "ttft_s": [5e-324, None],
-            "completion_tokens": [10**400, 5],
+            "completion_tokens": pd.Series([10**400, 5], dtype=object),
         }
     )
     with warnings.catch_warnings():
