@@ -140,11 +140,6 @@ def check_streaming(it: Iteration, stream: bool) -> None:
         assert (it.chunks, it.ttft_s) == (0, 0.0)
 
 
-def arguments(call: Mapping[str, Any]) -> Any:
-    """A wire tool call's arguments, decoded."""
-    return json.loads(call["function"]["arguments"])
-
-
 def run_loop(client: Client, request: RunRequest) -> tuple[Trace, Any]:
     """The loop's trace and its result: a RunResult, or the RigError it raised."""
     trace = Trace()
@@ -234,9 +229,9 @@ def check_prefill_calls(reply: Reply) -> None:
     # parser make each a well-formed native call with llama-server's 32-character id.
     assert len(reply.tool_calls) >= 1
     for call in reply.tool_calls:
-        assert call["function"]["name"] == G.TOOL_NAME
-        assert arguments(call) == G.TOOL_ARGUMENTS
-        assert re.fullmatch(r"[A-Za-z0-9]{32}", call["id"])
+        assert call.name == G.TOOL_NAME
+        assert json.loads(call.arguments) == G.TOOL_ARGUMENTS
+        assert re.fullmatch(r"[A-Za-z0-9]{32}", call.id)
 
 
 def stream_events(recording: Path) -> list[dict[str, Any]]:

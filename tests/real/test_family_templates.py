@@ -383,7 +383,13 @@ def test_parser_on_the_family_markup_is_a_native_call_the_loop_runs(
     assert seen == [ARGUMENTS]
     second = trace.iterations[1]
     assert any(m.get("role") == "tool" for m in second.messages)
-    assert (trace.outcome, second.ending, second.error) == ("ok", "answer", ""), second
+    if "</mm:think>" in family.prefix:
+        # Not the unopened `</think>` the seed's content rules take as reasoning: the
+        # prefill's text stays in the answer, and the run ends "leaked", naming it.
+        expected = ("leaked", "answer", "the answer holds minimax-think markup")
+    else:
+        expected = ("ok", "answer", "")
+    assert (trace.outcome, second.ending, second.error) == expected, second
     assert ANSWER in second.text
 
 

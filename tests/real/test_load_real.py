@@ -28,6 +28,7 @@ from llama_servers import TIMEOUT_S
 from rig_nb import Client
 from rig_nb.capabilities.concurrency import concurrency_check
 from rig_nb.compare import Endpoint, Scenario, compare, summarize
+from rig_nb.servers import profile
 
 FLAVOUR = "hermes-tools"
 QUESTION = Scenario("plain", prompt="What is the capital of France?", max_tokens=16)
@@ -60,7 +61,7 @@ def proxy(
 def _verdict(base_url: str, model: str, api_key: str = "", server: str = "llama.cpp") -> str:
     with Client(base_url, api_key, timeout=TIMEOUT_S) as client:
         lone = client.probe_trace(model)
-        verdict, evidence, advice, trace = concurrency_check(client, model, server, lone)
+        verdict, evidence, advice, trace = concurrency_check(client, model, profile(server), lone)
     print(f"\n{base_url} {model}: {verdict}; {evidence}; fix: {advice}")
     assert VERDICT.fullmatch(verdict), verdict  # four replies, none crossed, none failed
     assert evidence.endswith("0 failed") and trace is not None

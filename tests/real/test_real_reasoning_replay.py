@@ -34,6 +34,7 @@ from llama_server_procs import (
 from rig_nb import Client, RunRequest, Tool
 from rig_nb.capabilities.thinking import reasoning_replay_check, thinking_switch_check
 from rig_nb.loop import run
+from rig_nb.servers import profile
 from rig_nb.testing import ScriptedBackend, chat_reply, tool_call
 
 TIMEOUT_S = 120.0
@@ -171,9 +172,9 @@ def test_each_family_template_renders_the_replayed_field(
             for label, fields in SWITCHES.items():
                 prompt = apply_template_of(client, {"messages": question, **fields})
                 seen.generation_prompt[label] = _tail(prompt, base)
-            verdict, _, _ = reasoning_replay_check(client, MODEL, "llama.cpp")
+            verdict, _, _ = reasoning_replay_check(client, MODEL, profile("llama.cpp"))
             seen.replay_verdict = verdict
-            switch, why, _, _ = thinking_switch_check(client, MODEL, "llama.cpp")
+            switch, why, _, _ = thinking_switch_check(client, MODEL, profile("llama.cpp"))
             seen.switch_verdict, seen.switch_evidence = switch, why
     # Replay off renders no reasoning; where a field renders, the server counts it.
     assert seen.rendered["none"] is False
@@ -208,7 +209,7 @@ def test_litellm_passes_the_replayed_field_on(server_env: ServerEnv, logs: Path)
             }
             # Through the proxy the doctor can only count: three one-token completions.
             verdict, evidence, _ = reasoning_replay_check(
-                via, proxy.models[upstream.name], "litellm"
+                via, proxy.models[upstream.name], profile("litellm")
             )
     print(f"\nLiteLLM: direct prompt tokens {counts}; reasoning_replay {verdict} ({evidence})")
     SEEN.setdefault("litellm", Seen()).replay_verdict = verdict

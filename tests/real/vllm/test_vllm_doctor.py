@@ -40,6 +40,7 @@ from rig_nb.capabilities.doctor import EndpointReport, endpoint_report
 from rig_nb.compare import Endpoint, Scenario, compare, summarize
 from rig_nb.probe import PROBE_MAX_TOKENS, PROBE_TOOL
 from rig_nb.record import record_one
+from rig_nb.servers import profile
 from rig_nb.wire import Request, Turn
 
 SERVER = "vllm"
@@ -150,7 +151,7 @@ def test_four_probes_of_the_same_length_run_in_parallel(client: Client, vllm: Vl
         {"kind": "lone"},
     )
     assert reply is not None, lone.error
-    verdict, evidence, advice, _ = concurrency_check(client, MODEL, SERVER, lone)
+    verdict, evidence, advice, _ = concurrency_check(client, MODEL, profile(SERVER), lone)
     print(verdict, "|", evidence)
     assert verdict.startswith(("parallel", "partly parallel")), evidence
     assert "0 failed" in evidence
