@@ -123,8 +123,9 @@ def _engine_dies_under_a_stream(proc: subprocess.Popen[bytes], server: VllmServe
     assert not thread.is_alive(), "the run did not end after the engine died"
     exc = trace.exception
     assert isinstance(exc, BackendError), trace.error
-    # The in-stream error event, read as the reply's own failure; the text before it is kept.
-    assert (exc.kind, exc.status_code) == ("reply", None)
+    # The in-stream error event's code is an HTTP status: read as that status, as the same
+    # refusal before the stream starts would be; the text before it is kept.
+    assert (exc.kind, exc.status_code) == ("http", 500)
     assert "EngineCore encountered an issue" in exc.message
     [it] = trace.iterations
     assert it.ending == "error" and it.raw_content
