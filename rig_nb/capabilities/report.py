@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..trace import Trace
+from ..trace import Trace, _pandas
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -149,12 +149,9 @@ class EndpointReport:
 
     def to_dataframe(self) -> pd.DataFrame:
         """One row per check: check, verdict, evidence, advice."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("this needs pandas: pip install 'rig_nb[notebook]'") from None
         rows = [(c.name, c.verdict, c.evidence, c.advice) for c in self.checks]
-        df: pd.DataFrame = pd.DataFrame(rows, columns=["check", "verdict", "evidence", "advice"])
+        columns = ["check", "verdict", "evidence", "advice"]
+        df: pd.DataFrame = _pandas().DataFrame(rows, columns=columns)
         return df
 
 

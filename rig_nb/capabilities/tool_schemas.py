@@ -35,7 +35,7 @@ from ..errors import BackendError, Cancelled, RigError
 from ..record import record_one
 from ..servers import server_of_models
 from ..tool import Tool
-from ..trace import Trace
+from ..trace import Trace, _pandas
 from ..usage import kept_count
 from ..wire import Request, ToolSpec, Turn
 from .replies import cut, short
@@ -233,12 +233,9 @@ class SchemaReport:
 
     def to_dataframe(self) -> pd.DataFrame:
         """One row per probe: feature, tool, verdict, evidence."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("this needs pandas: pip install 'rig_nb[notebook]'") from None
         rows = [(r.feature, r.tool, r.verdict, r.evidence) for r in self.rows]
-        df: pd.DataFrame = pd.DataFrame(rows, columns=["feature", "tool", "verdict", "evidence"])
+        columns = ["feature", "tool", "verdict", "evidence"]
+        df: pd.DataFrame = _pandas().DataFrame(rows, columns=columns)
         return df
 
 
