@@ -56,17 +56,6 @@ def fit_columns(
     )
 
 
-_LOAD_COLUMNS = [
-    "endpoint",
-    "scenario",
-    "load",
-    "ok",
-    "runs",
-    "p50_latency_s",
-    "p95_latency_s",
-    "p50_ttft_s",
-    "output_tokens_per_s",
-]
 _LOAD_SHORT = {
     "p50_latency_s": "p50 s",
     "p95_latency_s": "p95 s",
@@ -158,9 +147,12 @@ def fit_table(
 def load_summary_text(cells: Sequence[Mapping[str, str]], width: int | None) -> str:
     """The load summary fitted to `width` (`fit_table`): endpoint and scenario always,
     then load, runs ok, runs, p50 latency, tokens per second, p95, time to first token."""
+    # Imported here: rig_nb.load pulls in the SDK, which `--help` must not load.
+    from ..load import LOAD_SUMMARY_COLUMNS
+
     return fit_table(
         cells,
-        _LOAD_COLUMNS,
+        LOAD_SUMMARY_COLUMNS,
         width,
         kept_first=_LOAD_KEPT_FIRST,
         floors=_LOAD_FLOOR,
