@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from .content import (
     decode_json_object,
-    harmony_split,
     split_reasoning,
     strip_with_shape,
     text_for_calls,
@@ -119,9 +118,14 @@ def ending(it: Iteration, *, replied: bool, native_calls: bool) -> str:
 def _reasoning_texts(it: Iteration) -> tuple[str, str]:
     """The reasoning of a turn: its reasoning field, and what split_reasoning removed
     (nothing when the content has no reasoning shape and no harmony analysis)."""
-    split = it.reasoning_shape != "none" or "analysis" in it.raw_content
-    inline = split_reasoning(it.raw_content)[0] if split else ""
+    inline = split_reasoning(it.raw_content)[0] if _splits(it) else ""
     return it.reasoning_content, inline
+
+
+def _splits(it: Iteration) -> bool:
+    """split_reasoning finds reasoning in the content: a reasoning shape, or a harmony
+    analysis channel (which holds the word)."""
+    return it.reasoning_shape != "none" or "analysis" in it.raw_content
 
 
 def _calls_in_reasoning(it: Iteration) -> bool:
@@ -133,11 +137,12 @@ def _fill(it: Iteration, reply: Reply, redact: Callable[[str], str]) -> None:
     it.raw_content = reply.content
     it.reasoning_content = reply.reasoning
     it.reasoning_field = reply.reasoning_field
-    text, it.reasoning_shape = strip_with_shape(reply.content)
-    harmony = harmony_split(text)
-    it.text = harmony[1] if harmony is not None else text  # split_reasoning's answer
+    it.text, it.reasoning_shape = strip_with_shape(reply.content)
+    inline = ""
+    if _splits(it):  # else split_reasoning's answer is strip_reasoning's, with no reasoning
+        inline, it.text = split_reasoning(reply.content)
     it.leaks = list(leak_dialects(reply.content))
-    found = {name for text in _reasoning_texts(it) if text for name in leak_dialects(text)}
+    found = {name for text in (reply.reasoning, inline) if text for name in leak_dialects(text)}
     it.reasoning_leaks = [name for name in DIALECTS if name in found] if found else []
     it.finish_reason = _shown(reply.finish_reason, redact, _FINISH_CHARS)
     it.usage = dict(reply.usage)
